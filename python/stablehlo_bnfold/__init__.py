@@ -1,0 +1,74 @@
+"""Fold inference batch norm into the preceding convolution or dot_general in StableHLO.
+
+>>> import stablehlo_bnfold
+>>> folded = stablehlo_bnfold.fold_batch_norm(exported)            # doctest: +SKIP
+>>> folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)  # doctest: +SKIP
+>>> print(report)                                                    # doctest: +SKIP
+folded 2, skipped 0
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeVar, overload
+
+from jaxlib.mlir import ir
+
+from . import exported as _exported
+from . import io as _io
+from .passes import ARGUMENT as _ARGUMENT
+from .passes import run_pipeline as _run_pipeline
+from .report import FoldError, FoldReport, Recorder as _Recorder
+
+__all__ = ["FoldError", "FoldReport", "__version__", "fold_batch_norm"]
+
+__version__ = "0.1.0"
+
+_T = TypeVar("_T")
+
+
+@overload
+def fold_batch_norm(module: _T, *, with_report: Literal[False] = False) -> _T: ...
+@overload
+def fold_batch_norm(module: _T, *, with_report: Literal[True]) -> tuple[_T, FoldReport]: ...
+
+
+def fold_batch_norm(module, *, with_report: bool = False):
+    """Fold every foldable inference batch norm into the convolution or dot_general before it.
+
+    `module` may be
+    - a `jax.export.Exported`: a new `Exported` is returned, which still `.call()`s and
+      `.serialize()`s; the argument is not changed;
+    - a jaxlib `ir.Module`: rewritten in place and returned;
+    - `str` MLIR text: text is returned;
+    - `bytes`, MLIR bytecode or a StableHLO portable artifact: the same format is returned
+      (a portable artifact keeps its StableHLO version).
+
+    With `with_report=True` the result is `(folded, FoldReport)`; the report lists every
+    fold and every candidate left alone, with the reason. Raises `FoldError` on input that
+    is not a valid StableHLO module.
+
+    >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
+    """
+    recorder = _Recorder()
+    if isinstance(module, ir.Module):
+        _run_pipeline(module, _ARGUMENT, recorder)
+        result = module
+        report = recorder.finish(module)
+    else:
+        if _exported.is_exported(module):
+            data = module.mlir_module_serialized
+        elif isinstance(module, (str, bytes)):
+            data = module
+        else:
+            raise FoldError(
+                f"fold_batch_norm: expected jax.export.Exported, ir.Module, str or bytes, "
+                f"got {type(module).__name__}"
+            )
+        context = _io.make_context()
+        loaded = _io.load(data, context)
+        with context:
+            _run_pipeline(loaded.module, _ARGUMENT, recorder)
+            report = recorder.finish(loaded.module)
+            out = _io.dump(loaded)
+        result = _exported.replace_module(module, out) if _exported.is_exported(module) else out
+    return (result, report) if with_report else result

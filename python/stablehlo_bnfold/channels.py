@@ -1,0 +1,180 @@
+"""Per-channel analysis: where the feature dimension of a linear op lives, and which values
+vary only along it.
+
+A *linear op* is a `stablehlo.convolution` or a `stablehlo.dot_general`. Its feature
+dimension is read from its dimension numbers, never assumed:
+
+- convolution: the result's `output_feature_dimension`, scaled in the kernel (operand 1)
+  along `kernel_output_feature_dimension`. This holds for grouped, depthwise,
+  batch-grouped and transposed (lhs-dilated) convolutions alike: output feature `o` is
+  computed from kernel slice `o` only.
+- dot_general: result dimensions are `batch..., lhs free..., rhs free...`; a result
+  dimension in the free range of one operand is scaled in that operand along the matching
+  free dimension.
+
+A value is *per-channel* for a result dimension when it is a constant (seen through
+`broadcast_in_dim`, `reshape` and `convert`) whose values vary only along that dimension.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from .constants import constant_attr, float_dtype, read_dense, round_to
+
+__all__ = [
+    "LinearLayout",
+    "linear_layout",
+    "per_channel_f64",
+    "producer",
+    "single_user",
+]
+
+
+def producer(value: ir.Value, op_class: type) -> ir.OpView | None:
+    """The op of class `op_class` that defines `value`, else None (block arguments too)."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and isinstance(owner, op_class):
+        return owner
+    return None
+
+
+def single_user(value: ir.Value) -> bool:
+    """Whether exactly one operand in the IR reads `value`."""
+    uses = iter(value.uses)
+    return next(uses, None) is not None and next(uses, None) is None
+
+
+@dataclass(frozen=True)
+class LinearLayout:
+    """Where a linear op's feature dimension lives.
+
+    `output` is the result dimension; the op's operand number `weight_operand` holds the
+    weights, scaled per feature along its dimension `weight_axis`.
+    """
+
+    output: int
+    weight_operand: int
+    weight_axis: int
+
+
+def linear_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
+    """The layout that puts result dimension `feature` of a linear op in its weights.
+
+    None when `feature` is not a dimension that a per-feature scale of one operand reaches
+    (for a convolution: not its output-feature dimension).
+
+    >>> linear_layout(conv, 3)   # NHWC x HWIO   # doctest: +SKIP
+    LinearLayout(output=3, weight_operand=1, weight_axis=3)
+    """
+    if isinstance(op, stablehlo.ConvolutionOp):
+        dims = stablehlo.ConvDimensionNumbers(op.dimension_numbers)
+        if feature != dims.output_feature_dimension:
+            return None
+        return LinearLayout(feature, 1, dims.kernel_output_feature_dimension)
+    if isinstance(op, stablehlo.DotGeneralOp):
+        return _dot_general_layout(op, feature)
+    return None
+
+
+def _dot_general_layout(op: stablehlo.DotGeneralOp, feature: int) -> LinearLayout | None:
+    dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
+    lhs_batch = list(dims.lhs_batching_dimensions)
+    rhs_batch = list(dims.rhs_batching_dimensions)
+    lhs_free = _free_dims(op.lhs, lhs_batch, list(dims.lhs_contracting_dimensions))
+    rhs_free = _free_dims(op.rhs, rhs_batch, list(dims.rhs_contracting_dimensions))
+    index = feature - len(lhs_batch)
+    if 0 <= index < len(lhs_free):
+        return LinearLayout(feature, 0, lhs_free[index])
+    index -= len(lhs_free)
+    if 0 <= index < len(rhs_free):
+        return LinearLayout(feature, 1, rhs_free[index])
+    return None
+
+
+def _free_dims(value: ir.Value, batch: list[int], contracting: list[int]) -> list[int]:
+    rank = ir.ShapedType(value.type).rank
+    return [d for d in range(rank) if d not in batch and d not in contracting]
+
+
+def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | None:
+    """The `size` float64 values of `value` along dimension `feature`, when it varies only
+    along that dimension (a scalar or size-1 feature dimension is broadcast); else None.
+
+    Looks through `broadcast_in_dim`, `reshape` and `convert` down to a `stablehlo.constant`.
+    A convert rounds exactly as the op would.
+
+    >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
+    array([...8 values...])
+    """
+    vector = _per_channel(value, feature)
+    if vector is None or vector.shape[0] not in (1, size):
+        return None
+    return np.broadcast_to(vector, (size,))
+
+
+def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
+    """Values along `feature` (None: the value must be uniform), as a 1-D float64 array."""
+    shaped = ir.ShapedType(value.type)
+    if not shaped.has_static_shape:
+        return None
+    owner = value.owner
+    if isinstance(owner, stablehlo.BroadcastInDimOp):
+        return _through_broadcast(owner, feature)
+    if isinstance(owner, stablehlo.ReshapeOp):
+        return _through_reshape(owner, feature)
+    if isinstance(owner, stablehlo.ConvertOp):
+        inner = _per_channel(owner.operand, feature)
+        dtype = float_dtype(shaped.element_type)
+        if inner is None or dtype is None:
+            return None
+        rounded = round_to(dtype, inner)
+        return None if rounded is None else rounded.astype(np.float64)
+    attr = constant_attr(value)
+    if attr is None:
+        return None
+    array = read_dense(attr)
+    if array is None:
+        return None
+    return _vector_along(array, feature)
+
+
+def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
+    """The values along `feature` if `array` varies along no other dimension."""
+    if array.size == 0:
+        return None
+    if feature is None:
+        first = array.reshape(-1)[:1]
+        return first.astype(np.float64) if np.all(array == first[0]) else None
+    index = tuple(slice(None) if d == feature else slice(0, 1) for d in range(array.ndim))
+    line = array[index]
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):
+        return None
+    return line.reshape(-1).astype(np.float64)
+
+
+def _through_broadcast(op: stablehlo.BroadcastInDimOp, feature: int | None) -> np.ndarray | None:
+    dims = list(op.broadcast_dimensions)
+    operand_feature = dims.index(feature) if feature in dims else None
+    return _per_channel(op.operand, operand_feature)
+
+
+def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray | None:
+    """A reshape keeps a per-channel vector when the feature dimension is the only
+    non-unit dimension on both sides (e.g. C -> 1x1x1xC)."""
+    result_shape = ir.ShapedType(op.result.type).shape
+    operand_shape = ir.ShapedType(op.operand.type).shape
+    if feature is None:
+        return _per_channel(op.operand, None)
+    if any(n != 1 for d, n in enumerate(result_shape) if d != feature):
+        return None
+    wide = [d for d, n in enumerate(operand_shape) if n != 1]
+    if len(wide) > 1:
+        return None
+    if not wide:
+        return _per_channel(op.operand, None)
+    return _per_channel(op.operand, wide[0])

@@ -1,0 +1,174 @@
+"""Constant evaluation: dense attributes <-> numpy, float64 math, and the one rounding step.
+
+Every folded value is computed in float64 from the exact values stored in the module and
+rounded once, by `round_to`, to the element type it will be stored in. Reading is zero-copy
+for f16/f32/f64; bf16 has no buffer view in jaxlib's bindings, so it is read from the
+attribute's printed form (hex for large tensors, shortest round-trip decimals for small ones,
+both exact).
+"""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+__all__ = [
+    "constant_f64",
+    "constant_attr",
+    "dense_attr",
+    "float_dtype",
+    "read_dense",
+    "round_to",
+    "scale_along",
+]
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def float_dtype(element_type: ir.Type) -> np.dtype | None:
+    """The numpy dtype of a supported float element type (f16, bf16, f32, f64), else None.
+
+    >>> float_dtype(ir.F32Type.get())   # doctest: +SKIP
+    dtype('float32')
+    """
+    if isinstance(element_type, ir.F32Type):
+        return np.dtype(np.float32)
+    if isinstance(element_type, ir.F64Type):
+        return np.dtype(np.float64)
+    if isinstance(element_type, ir.F16Type):
+        return np.dtype(np.float16)
+    if isinstance(element_type, ir.BF16Type):
+        return _BF16
+    return None
+
+
+def constant_attr(value: ir.Value) -> ir.DenseElementsAttr | None:
+    """The dense attribute of the `stablehlo.constant` that defines `value`, else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or not isinstance(owner, stablehlo.ConstantOp):
+        return None
+    attr = owner.value
+    if not isinstance(attr, ir.DenseElementsAttr):
+        # dense_resource blobs cannot be read back through jaxlib's Python API.
+        return None
+    return ir.DenseElementsAttr(attr)
+
+
+def read_dense(attr: ir.DenseElementsAttr) -> np.ndarray | None:
+    """The values of a float dense attribute in their own dtype, with the attribute's shape.
+
+    Zero-copy for f16/f32/f64 (a read-only view of the attribute's storage; a splat is
+    broadcast without copying). None for element types other than f16, bf16, f32, f64.
+    """
+    shaped = ir.ShapedType(attr.type)
+    dtype = float_dtype(shaped.element_type)
+    if dtype is None:
+        return None
+    shape = tuple(shaped.shape)
+    if dtype == _BF16:
+        flat = _read_bf16(attr)
+    else:
+        flat = np.asarray(attr)
+    if attr.is_splat:
+        return np.broadcast_to(flat.reshape(-1)[:1].reshape(()), shape)
+    return flat.reshape(shape)
+
+
+_HEX = re.compile(r'^dense<"0x([0-9A-Fa-f]*)">')
+_NUMBER = re.compile(r"[-+]?(?:inf|nan|0x[0-9A-Fa-f]+|[0-9.]+(?:[eE][-+]?[0-9]+)?)")
+
+
+def _read_bf16(attr: ir.DenseElementsAttr) -> np.ndarray:
+    """bf16 values from the printed attribute: hex bytes (large) or exact decimals (small)."""
+    text = str(attr)
+    match = _HEX.match(text)
+    if match:
+        return np.frombuffer(bytes.fromhex(match.group(1)), dtype="<u2").view(_BF16)
+    body = text[len("dense<") : text.rindex(">", 0, text.rindex(":"))]
+    values = []
+    for token in _NUMBER.findall(body):
+        if token.lower().startswith("0x"):
+            values.append(np.array([int(token, 16)], dtype=np.uint16).view(_BF16)[0])
+        else:
+            values.append(float(token))
+    # Decimals printed by MLIR round-trip exactly: the nearest bf16 is the stored value.
+    return np.asarray(values, dtype=np.float64).astype(_BF16)
+
+
+def constant_f64(value: ir.Value) -> np.ndarray | None:
+    """The float64 values of a float `stablehlo.constant`, else None.
+
+    >>> constant_f64(bn.scale)   # doctest: +SKIP
+    array([1., 2.])
+    """
+    attr = constant_attr(value)
+    if attr is None:
+        return None
+    array = read_dense(attr)
+    return None if array is None else array.astype(np.float64)
+
+
+def round_to(dtype: np.dtype, values: np.ndarray) -> np.ndarray | None:
+    """Round float64 `values` once, to nearest-even, into `dtype`; None if any is not finite.
+
+    bf16 is rounded through float32 with round-to-odd, which makes the two steps equal to
+    one correct rounding (ml_dtypes' own float64 -> bf16 cast rounds twice).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if dtype == _BF16:
+        rounded = _round_to_odd_f32(values).astype(_BF16)
+    else:
+        rounded = values.astype(dtype)
+    if not np.all(np.isfinite(rounded)):
+        return None
+    return rounded
+
+
+def _round_to_odd_f32(values: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounding toward zero, with the last bit set when inexact."""
+    with np.errstate(over="ignore"):
+        nearest = values.astype(np.float32)
+    toward_zero = np.where(
+        np.abs(nearest.astype(np.float64)) > np.abs(values),
+        np.nextafter(nearest, np.float32(0)),
+        nearest,
+    )
+    inexact = toward_zero.astype(np.float64) != values
+    bits = toward_zero.view(np.uint32) | inexact.astype(np.uint32)
+    return bits.view(np.float32)
+
+
+def scale_along(
+    array: np.ndarray, scale: np.ndarray, axis: int, dtype: np.dtype
+) -> np.ndarray | None:
+    """`array * scale` with `scale` laid along `axis`, in float64, rounded once to `dtype`.
+
+    For f16/f32/f64 targets the product is formed in float64 and cast straight into the
+    output buffer, never materialising a float64 copy of the whole array. None when a
+    product is not finite in `dtype`.
+    """
+    shape = [1] * array.ndim
+    shape[axis] = scale.shape[0]
+    scale = scale.reshape(shape)
+    if dtype == _BF16:
+        return round_to(dtype, array.astype(np.float64) * scale)
+    out = np.empty(array.shape, dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(array, scale, out=out, casting="unsafe")
+    if not np.all(np.isfinite(out)):
+        return None
+    return out
+
+
+def dense_attr(array: np.ndarray, tensor_type: ir.RankedTensorType) -> ir.DenseElementsAttr:
+    """A dense attribute of `tensor_type` holding `array` (already in the element dtype)."""
+    array = np.ascontiguousarray(array)
+    if array.dtype == _BF16:
+        array = array.view(np.uint16)
+    return ir.DenseElementsAttr.get(
+        array, type=tensor_type.element_type, shape=list(tensor_type.shape)
+    )

@@ -1,0 +1,149 @@
+"""Reading and writing modules: MLIR text, MLIR bytecode, StableHLO portable artifacts.
+
+`load` turns any of them into a StableHLO `ir.Module`, legalizing VHLO once, and remembers
+the format (and, for a portable artifact, its StableHLO version) so that `dump` can write
+the module back the way it came. Nothing is round-tripped through text on the way.
+"""
+
+from __future__ import annotations
+
+import enum
+import io as _stdio
+from dataclasses import dataclass
+
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir, passmanager
+from jaxlib.mlir.dialects import stablehlo
+
+from .report import FoldError, describe_location
+
+__all__ = ["Format", "Loaded", "dump", "load", "make_context"]
+
+_BYTECODE_MAGIC = b"ML\xefR"
+_PORTABLE_PRODUCER = "StableHLO_v"
+
+
+class Format(enum.Enum):
+    """How a module was (or will be) stored."""
+
+    TEXT = "text"
+    BYTECODE = "bytecode"
+    PORTABLE = "portable artifact"
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A parsed StableHLO module, the format it came in and a portable artifact's version."""
+
+    module: ir.Module
+    format: Format
+    version: str | None = None
+
+
+_passes_registered = False
+
+
+def make_context() -> ir.Context:
+    """A context with every dialect JAX emits and StableHLO's passes registered."""
+    global _passes_registered
+    if not _passes_registered:
+        stablehlo.register_stablehlo_passes()
+        _passes_registered = True
+    return make_ir_context()
+
+
+def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> Loaded:
+    """Parse `data` (text, bytecode or portable artifact) into a StableHLO module.
+
+    Raises FoldError with a one-line message naming `source` on anything that is not a
+    valid module.
+
+    >>> load(open("model.mlir").read(), make_context(), source="model.mlir")  # doctest: +SKIP
+    Loaded(module=..., format=<Format.TEXT: 'text'>, version=None)
+    """
+    if isinstance(data, bytes) and not data.startswith(_BYTECODE_MAGIC):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
+    if not data or (isinstance(data, str) and not data.strip()):
+        raise FoldError(f"{source}: input is empty")
+    version = _portable_version(data) if isinstance(data, bytes) else None
+    fmt = Format.TEXT if isinstance(data, str) else Format.PORTABLE if version else Format.BYTECODE
+    with context, ir.Location.unknown():
+        try:
+            if fmt is Format.PORTABLE:
+                module = stablehlo.deserialize_portable_artifact(context, data)
+            else:
+                module = ir.Module.parse(data)
+        except ir.MLIRError as error:
+            raise FoldError(_parse_error(error, source, fmt)) from None
+        except Exception as error:  # the artifact reader reports failures as plain errors
+            raise FoldError(f"{source}: invalid {fmt.value}: {error}") from None
+        _legalize_vhlo(module, source)
+        if not module.operation.verify():
+            raise FoldError(f"{source}: module does not verify")
+    return Loaded(module, fmt, version)
+
+
+def _portable_version(data: bytes) -> str | None:
+    """The StableHLO version in a bytecode header's producer string, if it names one.
+
+    Header: magic, a prefix-encoded varint (the bytecode version), a NUL-terminated
+    producer string. jax.export writes producers like "StableHLO_v1.15.0".
+    """
+    if len(data) < 5:
+        return None
+    first = data[4]
+    width = ((first & -first).bit_length()) if first else 9
+    start = 4 + width
+    end = data.find(b"\0", start)
+    if end < 0:
+        return None
+    producer = data[start:end].decode("ascii", errors="replace")
+    if producer.startswith(_PORTABLE_PRODUCER):
+        return producer[len(_PORTABLE_PRODUCER) :]
+    return None
+
+
+def _parse_error(error: ir.MLIRError, source: str, fmt: Format) -> str:
+    for diagnostic in error.error_diagnostics:
+        where = describe_location(diagnostic.location, source)
+        if not where or where.startswith("loc("):
+            where = source
+        return f"{where}: error: {diagnostic.message}"
+    return f"{source}: invalid {fmt.value}"
+
+
+def _legalize_vhlo(module: ir.Module, source: str) -> None:
+    """Turn VHLO ops (what a portable artifact holds on disk) into StableHLO, once."""
+    if not any(_is_vhlo(op) for op in module.body.operations):
+        return
+    try:
+        passmanager.PassManager.parse("builtin.module(vhlo-legalize-to-stablehlo)").run(
+            module.operation
+        )
+    except ir.MLIRError as error:
+        raise FoldError(_parse_error(error, source, Format.PORTABLE)) from None
+
+
+def _is_vhlo(op: ir.OpView) -> bool:
+    return op.operation.name.startswith("vhlo.")
+
+
+def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
+    """The module of `loaded` in `fmt` (default: the format it was loaded from).
+
+    A portable artifact is written for the StableHLO version it was read with, so whatever
+    consumed the input can consume the output.
+    """
+    fmt = fmt or loaded.format
+    module = loaded.module
+    if fmt is Format.TEXT:
+        return str(module)
+    if fmt is Format.PORTABLE:
+        version = loaded.version or str(stablehlo.get_current_version())
+        return stablehlo.serialize_portable_artifact(module, version)
+    buffer = _stdio.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()

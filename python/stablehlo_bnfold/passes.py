@@ -1,0 +1,175 @@
+"""The `stablehlo-fold-batch-norm` pass: options, pass-manager registration, pipelines.
+
+The pass runs `patterns.PATTERNS` on MLIR's greedy driver (C++) until nothing changes, on
+every op nested in the module: all functions and nested regions (`stablehlo.case`,
+`while`). Folding by op folders, constant CSE and region simplification are off, so the
+only changes are the patterns' rewrites and the removal of the ops they leave dead.
+
+jaxlib's Python bindings turn the pass into a real pass (`PassManager.add(callable)`), but
+cannot register it by name in MLIR's pass registry. `build_pass_manager` therefore parses
+a textual pipeline itself: our pass becomes the Python pass, every other element is handed
+to MLIR's pipeline parser. A `func.func(...)` element that names our pass runs it on the
+module, which visits the same functions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+from jaxlib.mlir import ir, passmanager
+from jaxlib.mlir._mlir_libs._mlir import rewrite
+
+from .patterns import PATTERNS, build_pattern_set
+from .report import FoldError, Recorder, describe_location
+
+__all__ = ["ARGUMENT", "FoldBatchNormPass", "build_pass_manager", "run_pipeline"]
+
+ARGUMENT = "stablehlo-fold-batch-norm"
+"""The pass's flag and pipeline name."""
+
+
+@dataclass(frozen=True)
+class FoldBatchNormPass:
+    """Options of `stablehlo-fold-batch-norm`. Each field is one pipeline option.
+
+    >>> FoldBatchNormPass.parse_options("max-iterations=20")   # doctest: +SKIP
+    FoldBatchNormPass(max_iterations=20)
+    """
+
+    max_iterations: int = 10
+    """Greedy-driver sweeps before giving up on a fixed point; each sweep visits every op
+    once, so more sweeps cost time only on modules that keep changing."""
+
+    @classmethod
+    def parse_options(cls, text: str) -> FoldBatchNormPass:
+        """Options from `key=value` pairs separated by spaces (MLIR's `{...}` syntax)."""
+        known = {f.name.replace("_", "-"): f for f in fields(cls)}
+        values = {}
+        for item in text.split():
+            key, sep, raw = item.partition("=")
+            if key not in known or not sep:
+                raise FoldError(
+                    f"unknown option '{item}' for {ARGUMENT}; known: {', '.join(sorted(known))}"
+                )
+            try:
+                values[known[key].name] = int(raw)
+            except ValueError:
+                raise FoldError(f"option '{key}' of {ARGUMENT} expects an integer, got '{raw}'")
+        return cls(**values)
+
+    def add_to(self, pm: passmanager.PassManager, recorder: Recorder) -> None:
+        """Append this pass to `pm` (a `builtin.module` pass manager)."""
+        config = rewrite.GreedyRewriteConfig()
+        config.max_iterations = self.max_iterations
+        config.enable_folding = False
+        config.enable_constant_cse = False
+        config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
+
+        def run(op: ir.Operation, _pass) -> None:
+            frozen = build_pattern_set(op.context, recorder, PATTERNS)
+            rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+
+        pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
+
+
+_ELEMENT = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split a pipeline body on commas outside parentheses and braces."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+            if depth < 0:
+                raise FoldError(f"invalid pass pipeline: unbalanced ')' in '{text}'")
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if depth != 0:
+        raise FoldError(f"invalid pass pipeline: unbalanced '(' in '{text}'")
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _parse_element(text: str) -> tuple[str, str, str | None]:
+    """(name, options without braces, nested pipeline or None) of one pipeline element."""
+    match = _ELEMENT.match(text)
+    if not match:
+        raise FoldError(f"invalid pass pipeline element '{text}'")
+    name, options = match.group(1), (match.group(2) or "{}")[1:-1]
+    rest = text[match.end() :].strip()
+    if not rest:
+        return name, options, None
+    if not (rest.startswith("(") and rest.endswith(")")):
+        raise FoldError(f"invalid pass pipeline element '{text}'")
+    return name, options, rest[1:-1]
+
+
+def build_pass_manager(
+    context: ir.Context, pipeline: str, recorder: Recorder
+) -> passmanager.PassManager:
+    """A pass manager for `pipeline`, e.g. `builtin.module(func.func(stablehlo-fold-batch-norm),
+    canonicalize)`; a bare list of elements is taken as nested in `builtin.module`."""
+    name, _, nested = _parse_element(pipeline) if pipeline.strip() else ("", "", "")
+    body = nested if name == "builtin.module" and nested is not None else pipeline
+    with context:
+        pm = passmanager.PassManager("builtin.module")
+        pending: list[str] = []
+        for element in _expand(_split_top_level(body)):
+            if isinstance(element, FoldBatchNormPass):
+                _flush(pm, pending)
+                element.add_to(pm, recorder)
+            else:
+                pending.append(element)
+        _flush(pm, pending)
+    return pm
+
+
+def _expand(elements: list[str]) -> list[str | FoldBatchNormPass]:
+    """Our pass as FoldBatchNormPass; `func.func(a, ours, b)` split around it."""
+    out: list[str | FoldBatchNormPass] = []
+    for element in elements:
+        name, options, nested = _parse_element(element)
+        if name == ARGUMENT:
+            if nested is not None:
+                raise FoldError(f"invalid pass pipeline: {ARGUMENT} takes no nested pipeline")
+            out.append(FoldBatchNormPass.parse_options(options))
+        elif nested is not None and ARGUMENT in nested:
+            for inner in _expand(_split_top_level(nested)):
+                out.append(inner if isinstance(inner, FoldBatchNormPass) else f"{name}({inner})")
+        else:
+            out.append(element)
+    return out
+
+
+def _flush(pm: passmanager.PassManager, pending: list[str]) -> None:
+    if pending:
+        text = ",".join(pending)
+        try:
+            pm.add(text)
+        except ValueError as error:
+            message = str(error).splitlines()
+            detail = next((line for line in message if "error:" in line), message[0])
+            raise FoldError(f"invalid pass pipeline: {detail.split('error:', 1)[-1].strip()}")
+        pending.clear()
+
+
+def run_pipeline(module: ir.Module, pipeline: str, recorder: Recorder) -> None:
+    """Run `pipeline` on `module` in place; raise FoldError if a pass or pattern failed."""
+    pm = build_pass_manager(module.context, pipeline, recorder)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as error:
+        raise FoldError(_first_diagnostic(error, recorder.source)) from None
+    if recorder.errors:
+        raise FoldError(recorder.errors[0])
+
+
+def _first_diagnostic(error: ir.MLIRError, source: str | None) -> str:
+    for diagnostic in error.error_diagnostics:
+        return f"{describe_location(diagnostic.location, source)}: error: {diagnostic.message}"
+    return str(error)

@@ -1,0 +1,55 @@
+"""The rewrite patterns, in application order, and the adapter to MLIR's greedy driver.
+
+A pattern is a function `(op, rw: FoldRewriter) -> Outcome` that either returns
+`rw.skip(op, reason)` or builds the replacement and returns `rw.folded(...)`. MLIR's
+Python callback reads a *truthy* return as "did not match"; `build_pattern_set` makes that
+translation once, so patterns never return booleans.
+
+A pattern that raises is a bug. The adapter erases every op the pattern had created,
+leaves the matched op untouched, and records the error with the op's location and the
+pattern's name; the pass then fails instead of returning a half-rewritten module.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs._mlir import rewrite
+
+from ..report import Recorder
+from .base import FoldRewriter, Outcome, Pattern
+from .batch_norm import FOLD_BN_INTO_LINEAR
+
+__all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
+
+_log = logging.getLogger(__name__)
+
+PATTERNS: tuple[Pattern, ...] = (FOLD_BN_INTO_LINEAR,)
+"""Every pattern, in the order the driver tries them on an op."""
+
+
+def build_pattern_set(
+    context: ir.Context, recorder: Recorder, patterns: tuple[Pattern, ...] = PATTERNS
+) -> rewrite.FrozenRewritePatternSet:
+    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`."""
+    pattern_set = rewrite.RewritePatternSet(context)
+    for pattern in patterns:
+        pattern_set.add(pattern.root, _adapt(pattern, recorder))
+    return pattern_set.freeze()
+
+
+def _adapt(pattern: Pattern, recorder: Recorder):
+    def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
+        rw = FoldRewriter(op, rewriter, recorder, pattern.name)
+        try:
+            with op.location:
+                outcome = pattern.apply(op, rw)
+        except Exception as error:  # a bug: never leave half-built IR behind
+            rw.discard_created()
+            recorder.error(op, pattern.name, error)
+            _log.debug("pattern %s raised", pattern.name, exc_info=True)
+            return True
+        return outcome is not Outcome.FOLDED
+
+    return callback

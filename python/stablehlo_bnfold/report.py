@@ -1,0 +1,149 @@
+"""What the pass did: one Fold or Skip record per candidate op, as data first, text second.
+
+Patterns record outcomes through a `Recorder` while MLIR's greedy driver runs. The driver
+may try a pattern on the same op more than once, so the recorder keeps the last outcome per
+(op, pattern); skips of ops that no longer exist when the pass ends (folded later, or erased
+as dead) are dropped. The recorder keeps strings only, never op handles, which MLIR
+invalidates when it erases ops.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from jaxlib.mlir import ir
+
+__all__ = ["Fold", "FoldError", "FoldReport", "Recorder", "Skip", "describe_location"]
+
+
+class FoldError(Exception):
+    """The one exception the API raises; its message is the line the CLI would print."""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A batch norm folded into its producer."""
+
+    location: str
+    pattern: str
+    op: str
+    producer: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A candidate batch norm left as it was, and the first condition that failed."""
+
+    location: str
+    pattern: str
+    op: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FoldReport:
+    """Every fold and every skip of one run, in IR order of discovery.
+
+    >>> module, report = fold_batch_norm(text, with_report=True)   # doctest: +SKIP
+    >>> print(report)
+    folded 3, skipped 1
+    """
+
+    folds: tuple[Fold, ...] = ()
+    skips: tuple[Skip, ...] = ()
+
+    @property
+    def folded(self) -> int:
+        """How many batch norms were folded."""
+        return len(self.folds)
+
+    def __str__(self) -> str:
+        return f"folded {len(self.folds)}, skipped {len(self.skips)}"
+
+    def merged(self, other: FoldReport) -> FoldReport:
+        """This report followed by `other` (for --split-input-file)."""
+        return FoldReport(self.folds + other.folds, self.skips + other.skips)
+
+    def to_text(self) -> str:
+        """One line per fold and skip, then the totals."""
+        lines = [f"{f.location}: folded {f.op} into {f.producer} [{f.pattern}]" for f in self.folds]
+        lines += [f"{s.location}: not folded {s.op}: {s.reason} [{s.pattern}]" for s in self.skips]
+        lines.append(str(self))
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        """The report as a JSON object with `folds`, `skips` and `folded`."""
+        return json.dumps(
+            {
+                "folds": [asdict(f) for f in self.folds],
+                "skips": [asdict(s) for s in self.skips],
+                "folded": self.folded,
+                "skipped": len(self.skips),
+            },
+            indent=2,
+        )
+
+
+_FILE_LINE_COL = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+_NAME = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"')
+
+
+def describe_location(location: ir.Location, source: str | None = None) -> str:
+    """`file:line:col` or the name of a location; `source` replaces the parser's "-".
+
+    >>> describe_location(op.location, "model.mlir")   # doctest: +SKIP
+    'model.mlir:12:5'
+    """
+    text = str(location)
+    match = _FILE_LINE_COL.match(text)
+    if match:
+        name = match.group(1)
+        if name == "-" and source is not None:
+            name = source
+        return f"{name}:{match.group(2)}:{match.group(3)}"
+    match = _NAME.match(text)
+    if match:
+        return match.group(1)
+    return text
+
+
+@dataclass
+class Recorder:
+    """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
+
+    source: str | None = None
+    folds: list[Fold] = field(default_factory=list)
+    skips: dict[tuple[int, str], Skip] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def skip(self, op: ir.OpView, pattern: str, reason: str) -> None:
+        key = (hash(op.operation), pattern)
+        self.skips[key] = Skip(self._where(op), pattern, op.operation.name, reason)
+
+    def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
+        self.skips.pop((hash(op.operation), pattern), None)
+        self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
+
+    def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
+        self.errors.append(
+            f"{self._where(op)}: error: internal error in pattern {pattern}: "
+            f"{type(error).__name__}: {error}"
+        )
+
+    def _where(self, op: ir.OpView) -> str:
+        return describe_location(op.location, self.source)
+
+    def finish(self, module: ir.Module) -> FoldReport:
+        """The report, keeping only skips of ops still in `module`."""
+        alive: set[int] = set()
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            alive.add(hash(op))
+            return ir.WalkResult.ADVANCE
+
+        if self.skips:
+            module.operation.walk(visit)
+        skips = tuple(s for (key, _), s in self.skips.items() if key in alive)
+        return FoldReport(tuple(self.folds), skips)
