@@ -62,6 +62,7 @@ class FoldBatchNormPass:
         """Append this pass to `pm` (a `builtin.module` pass manager)."""
         config = rewrite.GreedyRewriteConfig()
         config.max_iterations = self.max_iterations
+        config.use_top_down_traversal = True  # report outcomes in IR order
         config.enable_folding = False
         config.enable_constant_cse = False
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED

@@ -1,0 +1,17 @@
+"""Runs the lit + FileCheck suite in test/transforms as part of pytest."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_lit_suite_passes():
+    lit = [sys.executable, "-c", "from lit.main import main; main()", "-v", "--order=lexical", str(ROOT / "transforms")]
+    result = subprocess.run(lit, capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"lit failed:\n{result.stdout[-20000:]}\n{result.stderr[-5000:]}")
+    assert "Passed" in result.stdout
