@@ -13,7 +13,9 @@ dimension is read from its dimension numbers, never assumed:
   free dimension.
 
 A value is *per-channel* for a result dimension when it is a constant (seen through
-`broadcast_in_dim`, `reshape` and `convert`) whose values vary only along that dimension.
+`broadcast_in_dim`, `dynamic_broadcast_in_dim`, `reshape` and `convert`) whose values vary
+only along that dimension, or a small elementwise expression of such values (add,
+subtract, multiply, divide, power, negate, sqrt, rsqrt), evaluated here in float64.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
+from jaxlib.mlir.dialects import arith, stablehlo
 
 from .constants import constant_attr, float_dtype, read_dense, round_to
 
@@ -117,14 +119,30 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     return np.broadcast_to(vector, (size,))
 
 
+_BINARY = {
+    stablehlo.AddOp: np.add,
+    stablehlo.SubtractOp: np.subtract,
+    stablehlo.MulOp: np.multiply,
+    stablehlo.DivOp: np.divide,
+    stablehlo.PowOp: np.power,
+}
+_UNARY = {
+    stablehlo.NegOp: np.negative,
+    stablehlo.SqrtOp: np.sqrt,
+    stablehlo.RsqrtOp: lambda v: 1.0 / np.sqrt(v),
+}
+
+
 def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
     """Values along `feature` (None: the value must be uniform), as a 1-D float64 array."""
     shaped = ir.ShapedType(value.type)
-    if not shaped.has_static_shape:
+    if feature is not None and shaped.is_dynamic_dim(feature):
         return None
     owner = value.owner
-    if isinstance(owner, stablehlo.BroadcastInDimOp):
+    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
         return _through_broadcast(owner, feature)
+    if type(owner) in _BINARY or type(owner) in _UNARY:
+        return _elementwise(owner, feature)
     if isinstance(owner, stablehlo.ReshapeOp):
         return _through_reshape(owner, feature)
     if isinstance(owner, stablehlo.ConvertOp):
@@ -134,6 +152,9 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
             return None
         rounded = round_to(dtype, inner)
         return None if rounded is None else rounded.astype(np.float64)
+    scalar = _scalar_constant(value)
+    if scalar is not None:
+        return scalar
     attr = constant_attr(value)
     if attr is None:
         return None
@@ -141,6 +162,31 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
     if array is None:
         return None
     return _vector_along(array, feature)
+
+
+def _scalar_constant(value: ir.Value) -> np.ndarray | None:
+    """A float scalar `arith.constant` (torch-mlir's epsilon) as a 1-element vector."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, ir.FloatAttr):
+        return np.array([owner.value.value], dtype=np.float64)
+    return None
+
+
+def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
+    """An elementwise op on per-channel values, evaluated in float64 (no intermediate
+    rounding: the folded value is the exact expression, rounded once by the caller)."""
+    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
+        return None
+    operands = [_per_channel(v, feature) for v in op.operands]
+    if any(o is None for o in operands):
+        return None
+    sizes = {o.shape[0] for o in operands} - {1}
+    if len(sizes) > 1:
+        return None
+    with np.errstate(all="ignore"):  # non-finite results are refused by the patterns
+        if type(op) in _UNARY:
+            return _UNARY[type(op)](operands[0])
+        return _BINARY[type(op)](operands[0], operands[1])
 
 
 def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
@@ -157,7 +203,7 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     return line.reshape(-1).astype(np.float64)
 
 
-def _through_broadcast(op: stablehlo.BroadcastInDimOp, feature: int | None) -> np.ndarray | None:
+def _through_broadcast(op: ir.OpView, feature: int | None) -> np.ndarray | None:
     dims = list(op.broadcast_dimensions)
     operand_feature = dims.index(feature) if feature in dims else None
     return _per_channel(op.operand, operand_feature)
@@ -166,8 +212,11 @@ def _through_broadcast(op: stablehlo.BroadcastInDimOp, feature: int | None) -> n
 def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray | None:
     """A reshape keeps a per-channel vector when the feature dimension is the only
     non-unit dimension on both sides (e.g. C -> 1x1x1xC)."""
-    result_shape = ir.ShapedType(op.result.type).shape
-    operand_shape = ir.ShapedType(op.operand.type).shape
+    result_type = ir.ShapedType(op.result.type)
+    operand_type = ir.ShapedType(op.operand.type)
+    if not (result_type.has_static_shape and operand_type.has_static_shape):
+        return None
+    result_shape, operand_shape = result_type.shape, operand_type.shape
     if feature is None:
         return _per_channel(op.operand, None)
     if any(n != 1 for d, n in enumerate(result_shape) if d != feature):

@@ -14,7 +14,7 @@ import re
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
+from jaxlib.mlir.dialects import arith, stablehlo
 
 __all__ = [
     "constant_f64",
@@ -47,9 +47,10 @@ def float_dtype(element_type: ir.Type) -> np.dtype | None:
 
 
 def constant_attr(value: ir.Value) -> ir.DenseElementsAttr | None:
-    """The dense attribute of the `stablehlo.constant` that defines `value`, else None."""
+    """The dense attribute of the `stablehlo.constant` (or `arith.constant`, as torch-mlir
+    emits for epsilon) that defines `value`, else None."""
     owner = value.owner
-    if not isinstance(owner, ir.OpView) or not isinstance(owner, stablehlo.ConstantOp):
+    if not isinstance(owner, (stablehlo.ConstantOp, arith.ConstantOp)):
         return None
     attr = owner.value
     if not isinstance(attr, ir.DenseElementsAttr):

@@ -20,12 +20,21 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 from ..report import Recorder
 from .base import FoldRewriter, Outcome, Pattern
 from .batch_norm import FOLD_BN_INTO_LINEAR
+from .bias import FOLD_SHIFT_INTO_BIAS, FOLD_SUBTRAHEND_INTO_BIAS, REMOVE_IDENTITY_RESHAPE
+from .decomposed import FOLD_DIVISOR_INTO_LINEAR, FOLD_SCALE_INTO_LINEAR
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
 
 _log = logging.getLogger(__name__)
 
-PATTERNS: tuple[Pattern, ...] = (FOLD_BN_INTO_LINEAR,)
+PATTERNS: tuple[Pattern, ...] = (
+    FOLD_BN_INTO_LINEAR,
+    REMOVE_IDENTITY_RESHAPE,
+    FOLD_SUBTRAHEND_INTO_BIAS,
+    FOLD_SCALE_INTO_LINEAR,
+    FOLD_DIVISOR_INTO_LINEAR,
+    FOLD_SHIFT_INTO_BIAS,
+)
 """Every pattern, in the order the driver tries them on an op."""
 
 

@@ -53,6 +53,12 @@ class FoldRewriter:
         self._recorder.skip(op, self._pattern, reason)
         return Outcome.SKIPPED
 
+    def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
+        """Leave `op` alone without a report entry: it is not a batch-norm candidate at
+        all (most multiplies and adds of a model), so only the debug log says why."""
+        _log.debug("%s: not a candidate: %s [%s]", op.location, reason, self._pattern)
+        return Outcome.SKIPPED
+
     def constant(self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location) -> ir.Value:
         """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded)."""
         attr = dense_attr(values, ir.RankedTensorType(tensor_type))
@@ -99,6 +105,12 @@ class FoldRewriter:
         """Replace `op`'s single result with `replacement` and record the fold."""
         self._recorder.fold(op, self._pattern, producer.operation.name)
         self._rewriter.replace_op(op, [replacement])
+        self._created.clear()
+        return Outcome.FOLDED
+
+    def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
+        """Replace `op`'s single result with an existing `value` (no fold is recorded)."""
+        self._rewriter.replace_op(op, [value])
         self._created.clear()
         return Outcome.FOLDED
 
