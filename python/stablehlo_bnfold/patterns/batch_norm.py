@@ -31,13 +31,13 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     t = offset + (bias - mean) * s, one value per feature; K is scaled along the weights'
     dimension that produces `feature_index`.
 
-    Holds when, in this order: the element type is f16, bf16, f32 or f64; the result shape
-    is static; the operand is L, or L plus a finite per-channel constant bias; the bias add's only
-    user is the batch norm and L's only user is the bias add or the batch norm;
-    `feature_index` is a dimension the weights produce (a convolution's output-feature
-    dimension); the weights are a constant of a supported float type; the four batch-norm
-    operands are constants; they are finite; variance + epsilon > 0; K * s and t are finite
-    in their element types.
+    Holds when, in this order: the element type is f16, bf16, f32 or f64; the feature
+    dimension, then the whole result shape, is static; the operand is L or L + bias; the
+    bias add's only user is the batch norm and L's only user is the bias add or the batch
+    norm; the bias is a finite per-channel constant; `feature_index` is a dimension the
+    weights produce (a convolution's output-feature dimension); the weights are a constant
+    of a supported float type; the four batch-norm operands are constants; they are
+    finite; variance + epsilon > 0; K * s and t are finite in their element types.
     """
     result_type = ir.RankedTensorType(bn.result.type)
     if float_dtype(result_type.element_type) is None:

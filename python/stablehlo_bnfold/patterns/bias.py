@@ -56,8 +56,8 @@ def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
 def fold_subtrahend_into_bias(op: stablehlo.SubtractOp, rw: FoldRewriter) -> Outcome:
     """(L(x, K) [+ b]) - c = L(x, K) + (b - c)
 
-    Flax's and torch-mlir's `y - mean`. Holds under the conditions of
-    `fold_shift_into_bias`, with c the right operand and the bias add optional.
+    Flax's and torch-mlir's `y - mean`. Holds when the conditions of
+    `fold_shift_into_bias` hold, with c the right operand and the bias add optional.
     """
     return _fold_shift(op, rw, -1.0)
 
