@@ -29,7 +29,9 @@ from jaxlib.mlir.dialects import arith, stablehlo
 from .constants import constant_attr, float_dtype, read_dense, round_to
 
 __all__ = [
+    "Narrow",
     "LinearLayout",
+    "per_channel_source",
     "linear_layout",
     "per_channel_f64",
     "producer",
@@ -131,6 +133,51 @@ _UNARY = {
     stablehlo.SqrtOp: np.sqrt,
     stablehlo.RsqrtOp: lambda v: 1.0 / np.sqrt(v),
 }
+
+
+@dataclass(frozen=True)
+class Narrow:
+    """A per-channel value not known at compile time: `value` has at most one non-unit
+    dimension, `feature` (None: a single element), and is broadcast to the activation."""
+
+    value: ir.Value
+    feature: int | None
+
+
+def per_channel_source(value: ir.Value, feature: int, size: int) -> Narrow | None:
+    """The narrow value that `value` is broadcast from along dimension `feature`, seen
+    through `broadcast_in_dim`, `dynamic_broadcast_in_dim` and `reshape`; else None.
+
+    This is how weights passed as function arguments reach the activation:
+    `broadcast_in_dim(reshape(%scale: C -> 1x1x1xC), dims = [0, 1, 2, 3])` has the source
+    `Narrow(reshape(%scale), 3)`.
+    """
+    narrow = _source(value, feature)
+    if narrow is None:
+        return None
+    shape = ir.ShapedType(narrow.value.type).shape
+    if narrow.feature is not None and shape[narrow.feature] not in (1, size):
+        return None
+    return narrow
+
+
+def _source(value: ir.Value, feature: int | None) -> Narrow | None:
+    shaped = ir.ShapedType(value.type)
+    owner = value.owner
+    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        dims = list(owner.broadcast_dimensions)
+        return _source(owner.operand, dims.index(feature) if feature in dims else None)
+    if isinstance(owner, stablehlo.ReshapeOp) and shaped.has_static_shape:
+        operand_shape = ir.ShapedType(owner.operand.type).shape
+        wide = [d for d, n in enumerate(operand_shape) if n != 1]
+        if feature is None or all(n == 1 for d, n in enumerate(shaped.shape) if d != feature):
+            if len(wide) <= 1:
+                return _source(owner.operand, wide[0] if wide else None)
+    if not shaped.has_static_shape:
+        return None
+    if any(n != 1 for d, n in enumerate(shaped.shape) if d != feature):
+        return None
+    return Narrow(value, feature)
 
 
 def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:

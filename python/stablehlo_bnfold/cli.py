@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         metavar="OPTIONS",
         dest="passes",
-        help="fold batch norm into convolutions and dot_generals; OPTIONS as 'max-iterations=N'",
+        help="fold batch norm into convolutions and dot_generals; OPTIONS as 'max-iterations=N fold-weight-arguments=false'",
     )
     for name, what in (("canonicalize", "MLIR's canonicalizer"), ("cse", "common subexpression elimination")):
         parser.add_argument(

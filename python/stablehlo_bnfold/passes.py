@@ -42,6 +42,12 @@ class FoldBatchNormPass:
     """Greedy-driver sweeps before giving up on a fixed point; each sweep visits every op
     once, so more sweeps cost time only on modules that keep changing."""
 
+    fold_weight_arguments: bool = True
+    """Also fold when weights or statistics are function arguments (jax.export of
+    `model.apply(variables, x)`): the folded weights and bias are computed in the graph,
+    in the element type, on weight- and C-sized tensors. Off: such candidates are left
+    alone, and only constants fold (in float64, rounded once)."""
+
     @classmethod
     def parse_options(cls, text: str) -> FoldBatchNormPass:
         """Options from `key=value` pairs separated by spaces (MLIR's `{...}` syntax)."""
@@ -53,10 +59,7 @@ class FoldBatchNormPass:
                 raise FoldError(
                     f"unknown option '{item}' for {ARGUMENT}; known: {', '.join(sorted(known))}"
                 )
-            try:
-                values[known[key].name] = int(raw)
-            except ValueError:
-                raise FoldError(f"option '{key}' of {ARGUMENT} expects an integer, got '{raw}'")
+            values[known[key].name] = _option_value(key, raw, known[key].type)
         return cls(**values)
 
     def add_to(self, pm: passmanager.PassManager, recorder: Recorder) -> None:
@@ -69,10 +72,25 @@ class FoldBatchNormPass:
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
 
         def run(op: ir.Operation, _pass) -> None:
-            frozen = build_pattern_set(op.context, recorder, PATTERNS)
+            frozen = build_pattern_set(
+                op.context, recorder, PATTERNS, in_graph=self.fold_weight_arguments
+            )
             rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
+
+
+def _option_value(key: str, raw: str, kind: object) -> int | bool:
+    if kind in (bool, "bool"):
+        if raw in ("true", "1"):
+            return True
+        if raw in ("false", "0"):
+            return False
+        raise FoldError(f"option '{key}' of {ARGUMENT} expects true or false, got '{raw}'")
+    try:
+        return int(raw)
+    except ValueError:
+        raise FoldError(f"option '{key}' of {ARGUMENT} expects an integer, got '{raw}'") from None
 
 
 _ELEMENT = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")

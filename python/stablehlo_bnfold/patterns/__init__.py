@@ -39,18 +39,23 @@ PATTERNS: tuple[Pattern, ...] = (
 
 
 def build_pattern_set(
-    context: ir.Context, recorder: Recorder, patterns: tuple[Pattern, ...] = PATTERNS
+    context: ir.Context,
+    recorder: Recorder,
+    patterns: tuple[Pattern, ...] = PATTERNS,
+    *,
+    in_graph: bool = True,
 ) -> rewrite.FrozenRewritePatternSet:
-    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`."""
+    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`; `in_graph`
+    lets them fold per-channel values that are function arguments."""
     pattern_set = rewrite.RewritePatternSet(context)
     for pattern in patterns:
-        pattern_set.add(pattern.root, _adapt(pattern, recorder))
+        pattern_set.add(pattern.root, _adapt(pattern, recorder, in_graph))
     return pattern_set.freeze()
 
 
-def _adapt(pattern: Pattern, recorder: Recorder):
+def _adapt(pattern: Pattern, recorder: Recorder, in_graph: bool):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
-        rw = FoldRewriter(op, rewriter, recorder, pattern.name)
+        rw = FoldRewriter(op, rewriter, recorder, pattern.name, in_graph)
         try:
             with op.location:
                 outcome = pattern.apply(op, rw)

@@ -12,7 +12,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
-from ..constants import dense_attr
+from ..channels import Narrow
+from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
@@ -40,7 +41,10 @@ class FoldRewriter:
         rewriter: rewrite.PatternRewriter,
         recorder: Recorder,
         pattern: str,
+        in_graph: bool = True,
     ):
+        self.in_graph = in_graph
+        """Whether per-channel values that are not constants may be folded in the graph."""
         self._root = root
         self._rewriter = rewriter
         self._recorder = recorder
@@ -48,7 +52,9 @@ class FoldRewriter:
         self._created: list[ir.Operation] = []
 
     def skip(self, op: ir.OpView, reason: str) -> Outcome:
-        """Leave `op` as it is and record why (a short lowercase phrase)."""
+        """Leave `op` as it is and record why (a short lowercase phrase); erases anything
+        the pattern built on the way."""
+        self.discard_created()
         _log.debug("%s: not folded: %s [%s]", op.location, reason, self._pattern)
         self._recorder.skip(op, self._pattern, reason)
         return Outcome.SKIPPED
@@ -56,6 +62,7 @@ class FoldRewriter:
     def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` alone without a report entry: it is not a batch-norm candidate at
         all (most multiplies and adds of a model), so only the debug log says why."""
+        self.discard_created()
         _log.debug("%s: not a candidate: %s [%s]", op.location, reason, self._pattern)
         return Outcome.SKIPPED
 
@@ -84,15 +91,67 @@ class FoldRewriter:
         self, value: ir.Value, bias: np.ndarray, feature: int, loc: ir.Location
     ) -> ir.Value:
         """`value + broadcast_in_dim(bias, dims=[feature])` with `bias` already rounded."""
-        result_type = ir.RankedTensorType(value.type)
-        bias_type = ir.RankedTensorType.get([bias.shape[0]], result_type.element_type)
+        element_type = ir.ShapedType(value.type).element_type
+        bias_type = ir.RankedTensorType.get([bias.shape[0]], element_type)
         constant = self.constant(bias, bias_type, loc)
-        broadcast = self._track(
-            stablehlo.BroadcastInDimOp(result_type, constant, [feature], loc=loc, ip=self._ip())
-        )
-        return self._track(
-            stablehlo.AddOp(value, broadcast.result, loc=loc, ip=self._ip())
-        ).result
+        return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, value.type, feature))
+
+    def broadcast(self, vector: ir.Value, result_type: ir.Type, dim: int) -> ir.Value:
+        """`vector` ([C]) broadcast along `dim` of `result_type`; a result with dynamic
+        dimensions gets a `dynamic_broadcast_in_dim` whose shape is read from the root."""
+        result_type = ir.RankedTensorType(result_type)
+        if result_type.has_static_shape:
+            op = stablehlo.BroadcastInDimOp(result_type, vector, [dim], ip=self._ip())
+            return self._track(op).result
+        sizes = []
+        for d in range(result_type.rank):
+            size = self._track(stablehlo.GetDimensionSizeOp(self._root.result, d, ip=self._ip()))
+            one = ir.RankedTensorType.get([1], ir.RankedTensorType(size.result.type).element_type)
+            sizes.append(self._track(stablehlo.ReshapeOp(one, size.result, ip=self._ip())).result)
+        shape = self._track(stablehlo.ConcatenateOp(sizes, 0, ip=self._ip())).result
+        op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, [dim], ip=self._ip())
+        return self._track(op).result
+
+    def unary(self, op_class: type, operand: ir.Value) -> ir.Value:
+        """A unary elementwise op."""
+        return self._track(op_class(operand, ip=self._ip())).result
+
+    def elementwise(self, op_class: type, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+        """A binary elementwise op on two values of the same type."""
+        return self._track(op_class(lhs, rhs, ip=self._ip())).result
+
+    def vector(self, value, channels: int, element_type: ir.Type) -> ir.Value | None:
+        """A per-channel value (float64 array, `Narrow` or [C] IR vector) as an IR vector
+        of shape [C] in `element_type`; None if a constant overflows that type."""
+        vector_type = ir.RankedTensorType.get([channels], element_type)
+        if isinstance(value, np.ndarray):
+            rounded = round_to(float_dtype(element_type), np.broadcast_to(value, (channels,)))
+            if rounded is None:
+                return None
+            return self.constant(rounded, vector_type, self._root.location)
+        if isinstance(value, Narrow):
+            value = self._vector_from_narrow(value, channels)
+        source_type = ir.RankedTensorType(value.type)
+        if source_type.element_type != element_type:
+            converted = ir.RankedTensorType.get([channels], element_type)
+            value = self._track(stablehlo.ConvertOp(converted, value, ip=self._ip())).result
+        return value
+
+    def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
+        source_type = ir.RankedTensorType(narrow.value.type)
+        element_type = source_type.element_type
+        if list(source_type.shape) == [channels]:
+            return narrow.value
+        size = 1
+        for n in source_type.shape:
+            size *= n
+        if size == channels:
+            target = ir.RankedTensorType.get([channels], element_type)
+            return self._track(stablehlo.ReshapeOp(target, narrow.value, ip=self._ip())).result
+        scalar = ir.RankedTensorType.get([], element_type)
+        value = self._track(stablehlo.ReshapeOp(scalar, narrow.value, ip=self._ip())).result
+        target = ir.RankedTensorType.get([channels], element_type)
+        return self._track(stablehlo.BroadcastInDimOp(target, value, [], ip=self._ip())).result
 
     def _ip(self) -> ir.InsertionPoint:
         return ir.InsertionPoint(self._root)

@@ -17,8 +17,17 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..channels import Narrow
 from ..constants import constant_f64, float_dtype
-from .affine import chain_bias, chain_users_reason, fold_affine, linear_chain, weights_of
+from .affine import (
+    chain_bias,
+    chain_users_reason,
+    combine,
+    fold_affine,
+    linear_chain,
+    square_root,
+    weights_of,
+)
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_BN_INTO_LINEAR", "fold_bn_into_linear"]
@@ -54,24 +63,38 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     reason = chain_users_reason(chain)
     if reason:
         return rw.skip(bn, reason)
-    bias = chain_bias(chain, feature, channels)
+    bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(bn, bias)
-    weights = weights_of(chain.linear, feature)
+    weights = weights_of(chain.linear, feature, rw.in_graph)
     if isinstance(weights, str):
         return rw.skip(bn, weights)
-    stats = [constant_f64(v) for v in (bn.scale, bn.offset, bn.mean, bn.variance)]
-    if any(s is None for s in stats):
+    stats = _statistics(bn, channels, rw.in_graph)
+    if stats is None:
         return rw.skip(bn, "batch-norm operands are not constants")
     scale, offset, mean, variance = stats
-    epsilon = float(ir.FloatAttr(bn.epsilon).value)
-    if not all(np.all(np.isfinite(a)) for a in (scale, offset, mean, variance)):
+    epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
+    known = [a for a in stats if isinstance(a, np.ndarray)]
+    if not all(np.all(np.isfinite(a)) for a in known):
         return rw.skip(bn, "batch-norm operands are not finite")
-    denominator = variance + epsilon
-    if not np.all(denominator > 0):
+    denominator = combine(rw, np.add, variance, epsilon, bn.result)
+    if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
         return rw.skip(bn, "variance + epsilon is not positive")
-    s = scale / np.sqrt(denominator)
-    return fold_affine(rw, bn, chain, feature, s, offset + (bias - mean) * s, weights)
+    s = combine(rw, np.divide, scale, square_root(rw, denominator, bn.result), bn.result)
+    centred = combine(rw, np.subtract, bias, mean, bn.result)
+    shift = combine(rw, np.add, offset, combine(rw, np.multiply, centred, s, bn.result), bn.result)
+    return fold_affine(rw, bn, chain, feature, s, shift, weights)
+
+
+def _statistics(bn: stablehlo.BatchNormInferenceOp, channels: int, in_graph: bool) -> list | None:
+    """scale, offset, mean, variance as float64 constants or, with `in_graph`, [C] values."""
+    stats = []
+    for value in (bn.scale, bn.offset, bn.mean, bn.variance):
+        constant = constant_f64(value)
+        if constant is None and not in_graph:
+            return None
+        stats.append(constant if constant is not None else Narrow(value, 0))
+    return stats
 
 
 FOLD_BN_INTO_LINEAR = Pattern(

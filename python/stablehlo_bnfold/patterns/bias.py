@@ -14,18 +14,18 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..constants import float_dtype
-from .affine import chain_bias, chain_users_reason, fold_affine, linear_chain
+from .affine import chain_bias, chain_users_reason, combine, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 from .decomposed import match_per_channel
 
 __all__ = ["FOLD_SHIFT_INTO_BIAS", "FOLD_SUBTRAHEND_INTO_BIAS", "REMOVE_IDENTITY_RESHAPE"]
 
 
-def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: float) -> Outcome:
+def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
-    match = match_per_channel(op, orders)
+    match = match_per_channel(op, orders, rw.in_graph)
     if match is None:
         return rw.not_candidate(op, "not a linear op plus a per-channel value")
     chain, feature, shift = match
@@ -34,12 +34,14 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: float) -> Outcome:
     reason = chain_users_reason(chain)
     if reason:
         return rw.skip(op, reason)
-    bias = chain_bias(chain, feature, shift.shape[0])
+    channels = ir.RankedTensorType(op.result.type).shape[feature]
+    bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(op, bias)
-    if not np.all(np.isfinite(shift)):
+    if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
         return rw.skip(op, "per-channel shift is not finite")
-    return fold_affine(rw, op, chain, feature, None, bias + sign * shift, None)
+    ufunc = np.add if sign > 0 else np.subtract
+    return fold_affine(rw, op, chain, feature, None, combine(rw, ufunc, bias, shift, op.result), None)
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
@@ -50,7 +52,7 @@ def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
     chain's only user (and the bias add is L's); b and c are finite; b + c is finite in
     the element type.
     """
-    return _fold_shift(op, rw, +1.0)
+    return _fold_shift(op, rw, +1)
 
 
 def fold_subtrahend_into_bias(op: stablehlo.SubtractOp, rw: FoldRewriter) -> Outcome:
@@ -59,7 +61,7 @@ def fold_subtrahend_into_bias(op: stablehlo.SubtractOp, rw: FoldRewriter) -> Out
     Flax's and torch-mlir's `y - mean`. Holds when the conditions of
     `fold_shift_into_bias` hold, with c the right operand and the bias add optional.
     """
-    return _fold_shift(op, rw, -1.0)
+    return _fold_shift(op, rw, -1)
 
 
 def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcome:

@@ -13,17 +13,27 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import linear_layout, per_channel_f64
+from ..channels import linear_layout
 from ..constants import float_dtype
-from .affine import LinearChain, chain_bias, chain_users_reason, fold_affine, linear_chain, weights_of
+from .affine import (
+    LinearChain,
+    PerChannel,
+    chain_bias,
+    chain_users_reason,
+    combine,
+    fold_affine,
+    linear_chain,
+    per_channel,
+    weights_of,
+)
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_DIVISOR_INTO_LINEAR", "FOLD_SCALE_INTO_LINEAR", "match_per_channel"]
 
 
 def match_per_channel(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...]
-) -> tuple[LinearChain, int, np.ndarray] | None:
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
+) -> tuple[LinearChain, int, PerChannel] | None:
     """(chain, feature, c) when, for one (chain operand, other operand) order, one operand
     of `op` is a linear chain and the other is per-channel along a dimension the chain's
     linear op produces from its weights; else None (not a candidate)."""
@@ -35,7 +45,7 @@ def match_per_channel(
         for feature in range(len(shape)):
             if shape[feature] < 0 or linear_layout(chain.linear, feature) is None:
                 continue
-            factor = per_channel_f64(op.operands[other_index], feature, shape[feature])
+            factor = per_channel(op.operands[other_index], feature, shape[feature], in_graph)
             if factor is not None:
                 return chain, feature, factor
     return None
@@ -46,27 +56,29 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
-    match = match_per_channel(op, orders)
+    match = match_per_channel(op, orders, rw.in_graph)
     if match is None:
         return rw.not_candidate(op, "not a linear op times a per-channel value")
     chain, feature, factor = match
     reason = chain_users_reason(chain)
     if reason:
         return rw.skip(op, reason)
-    channels = factor.shape[0]
-    bias = chain_bias(chain, feature, channels)
+    channels = ir.RankedTensorType(op.result.type).shape[feature]
+    bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(op, bias)
-    weights = weights_of(chain.linear, feature)
+    weights = weights_of(chain.linear, feature, rw.in_graph)
     if isinstance(weights, str):
         return rw.skip(op, weights)
-    if not np.all(np.isfinite(factor)):
-        return rw.skip(op, "per-channel factor is not finite")
-    if divide:
-        if not np.all(factor != 0):
+    if isinstance(factor, np.ndarray):
+        if not np.all(np.isfinite(factor)):
+            return rw.skip(op, "per-channel factor is not finite")
+        if divide and not np.all(factor != 0):
             return rw.skip(op, "per-channel divisor has a zero")
-        factor = 1.0 / factor
-    return fold_affine(rw, op, chain, feature, factor, bias * factor, weights)
+    if divide:
+        factor = combine(rw, np.divide, np.ones(channels), factor, op.result)
+    shift = combine(rw, np.multiply, bias, factor, op.result)
+    return fold_affine(rw, op, chain, feature, factor, shift, weights)
 
 
 def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
