@@ -204,14 +204,25 @@ def fold_affine(
     linear_result = chain.linear.result
     if scale is not None:
         factor = rw.vector(scale, channels, weights.tensor_type.element_type)
-        broadcast = rw.broadcast(factor, weights.tensor_type, weights.layout.weight_axis)
+        broadcast = rw.broadcast(factor, weights.value, weights.layout.weight_axis)
         scaled = rw.elementwise(stablehlo.MulOp, weights.value, broadcast)
         linear_result = rw.with_operand(chain.linear, weights.layout.weight_operand, scaled)
     bias = rw.vector(shift, channels, ir.ShapedType(root.result.type).element_type)
     if bias is None:
         return rw.skip(root, "folded bias overflows its element type")
-    added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, root.result.type, feature))
+    like = _full_size_operand(root, chain)
+    added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     return rw.folded(root, added, chain.linear)
+
+
+def _full_size_operand(root: ir.OpView, chain: LinearChain) -> ir.Value:
+    """A value of the root's shape that is not part of the chain, to read a dynamic shape
+    from (reading it from the linear op would give that op a second user)."""
+    chain_value = (chain.bias_add or chain.linear).result
+    for operand in root.operands:
+        if operand != chain_value and operand.type == root.result.type:
+            return operand
+    return chain_value
 
 
 def _fold_exact(
@@ -237,4 +248,6 @@ def _fold_exact(
         linear_result = rw.with_operand(chain.linear, weights.layout.weight_operand, constant)
     if chain.bias_add is None and not np.any(bias):
         return rw.folded(root, linear_result, chain.linear)
-    return rw.folded(root, rw.add_per_feature(linear_result, bias, feature, root.location), chain.linear)
+    like = _full_size_operand(root, chain)
+    added = rw.add_per_feature(linear_result, bias, feature, like)
+    return rw.folded(root, added, chain.linear)

@@ -88,24 +88,30 @@ class FoldRewriter:
         return self._track(clone).result
 
     def add_per_feature(
-        self, value: ir.Value, bias: np.ndarray, feature: int, loc: ir.Location
+        self, value: ir.Value, bias: np.ndarray, feature: int, like: ir.Value
     ) -> ir.Value:
-        """`value + broadcast_in_dim(bias, dims=[feature])` with `bias` already rounded."""
+        """`value + broadcast_in_dim(bias, dims=[feature])` with `bias` already rounded;
+        `like` has `value`'s type and gives a dynamic shape (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get([bias.shape[0]], element_type)
-        constant = self.constant(bias, bias_type, loc)
-        return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, value.type, feature))
+        constant = self.constant(bias, bias_type, self._root.location)
+        return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 
-    def broadcast(self, vector: ir.Value, result_type: ir.Type, dim: int) -> ir.Value:
-        """`vector` ([C]) broadcast along `dim` of `result_type`; a result with dynamic
-        dimensions gets a `dynamic_broadcast_in_dim` whose shape is read from the root."""
-        result_type = ir.RankedTensorType(result_type)
+    def broadcast(self, vector: ir.Value, like: ir.Value, dim: int) -> ir.Value:
+        """`vector` ([C]) broadcast along `dim` to the type of `like`; a dynamic type gets
+        a `dynamic_broadcast_in_dim` whose shape is that of `like` (reused when `like` is
+        itself a dynamic broadcast, else read with `get_dimension_size`)."""
+        result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
             op = stablehlo.BroadcastInDimOp(result_type, vector, [dim], ip=self._ip())
             return self._track(op).result
+        if isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
+            shape = like.owner.output_dimensions
+            op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, [dim], ip=self._ip())
+            return self._track(op).result
         sizes = []
         for d in range(result_type.rank):
-            size = self._track(stablehlo.GetDimensionSizeOp(self._root.result, d, ip=self._ip()))
+            size = self._track(stablehlo.GetDimensionSizeOp(like, d, ip=self._ip()))
             one = ir.RankedTensorType.get([1], ir.RankedTensorType(size.result.type).element_type)
             sizes.append(self._track(stablehlo.ReshapeOp(one, size.result, ip=self._ip())).result)
         shape = self._track(stablehlo.ConcatenateOp(sizes, 0, ip=self._ip())).result
