@@ -70,5 +70,7 @@ def fold_batch_norm(module, *, with_report: bool = False):
             _run_pipeline(loaded.module, _ARGUMENT, recorder)
             report = recorder.finish(loaded.module)
             out = _io.dump(loaded)
+        if isinstance(data, bytes) and isinstance(out, str):
+            out = out.encode()  # text given as bytes comes back as bytes
         result = _exported.replace_module(module, out) if _exported.is_exported(module) else out
     return (result, report) if with_report else result

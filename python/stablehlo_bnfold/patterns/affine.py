@@ -57,25 +57,54 @@ PerChannel = Union[np.ndarray, Narrow, ir.Value]
 
 @dataclass(frozen=True)
 class LinearChain:
-    """`value = linear(...)` or `value = bias_add(linear(...), bias)`, seen from `value`."""
+    """`value = linear(...)` or `value = bias_add(linear(...), bias)`, seen from `value`.
 
-    linear: ir.OpView
+    `linear_value` is the linear op's result, or the result of a `stablehlo.case` each of
+    whose branches returns a linear op there (multi-platform exports lower a convolution
+    once per platform); `branches` are those linear ops, `linear` the first of them.
+    """
+
+    linear_value: ir.Value
+    branches: tuple[ir.OpView, ...]
     bias_add: stablehlo.AddOp | None
     bias_value: ir.Value | None
+
+    @property
+    def linear(self) -> ir.OpView:
+        return self.branches[0]
 
 
 def linear_chain(value: ir.Value) -> LinearChain | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
     constants and dimensions are checked by `chain_users_reason`, `chain_bias` and
     `weights_of`."""
+    branches = _linear_branches(value)
+    if branches:
+        return LinearChain(value, branches, None, None)
     owner = value.owner
-    if isinstance(owner, LINEAR_OPS):
-        return LinearChain(owner, None, None)
     if isinstance(owner, stablehlo.AddOp):
         for linear_value, bias_value in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            if isinstance(linear_value.owner, LINEAR_OPS):
-                return LinearChain(linear_value.owner, owner, bias_value)
+            branches = _linear_branches(linear_value)
+            if branches:
+                return LinearChain(linear_value, branches, owner, bias_value)
     return None
+
+
+def _linear_branches(value: ir.Value) -> tuple[ir.OpView, ...]:
+    """The linear ops that produce `value`: itself, or one per `stablehlo.case` branch."""
+    owner = value.owner
+    if isinstance(owner, LINEAR_OPS):
+        return (owner,)
+    if not isinstance(owner, stablehlo.CaseOp):
+        return ()
+    index = ir.OpResult(value).result_number
+    branches = []
+    for region in owner.regions:
+        returned = region.blocks[0].operations[len(region.blocks[0].operations) - 1].operands[index]
+        if not isinstance(returned.owner, LINEAR_OPS):
+            return ()
+        branches.append(returned.owner)
+    return tuple(branches)
 
 
 def per_channel(value: ir.Value, feature: int, channels: int, in_graph: bool) -> PerChannel | None:
@@ -105,7 +134,9 @@ def chain_users_reason(chain: LinearChain) -> str | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
         return "bias add result has other users"
-    if not single_user(chain.linear.result):
+    if not single_user(chain.linear_value) or not all(
+        single_user(linear.result) for linear in chain.branches
+    ):
         return "producer result has other users"
     return None
 
@@ -122,8 +153,21 @@ class Weights:
     dtype: np.dtype
 
 
-def weights_of(linear: ir.OpView, feature: int, in_graph: bool = False) -> Weights | str:
-    """The weights that produce result dimension `feature`, or why they can't be scaled."""
+def weights_of(
+    chain: LinearChain, feature: int, in_graph: bool = False
+) -> tuple[Weights, ...] | str:
+    """The weights of each linear op in the chain that produce result dimension
+    `feature`, or why they can't be scaled."""
+    found = []
+    for linear in chain.branches:
+        weights = _weights(linear, feature, in_graph)
+        if isinstance(weights, str):
+            return weights
+        found.append(weights)
+    return tuple(found)
+
+
+def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
     layout = linear_layout(linear, feature)
     if layout is None:
         return "feature_index is not the output-feature dimension"
@@ -187,67 +231,81 @@ def fold_affine(
     feature: int,
     scale: PerChannel | None,
     shift: PerChannel,
-    weights: Weights | None,
+    weights: tuple[Weights, ...] | None,
 ) -> Outcome:
     """Replace `root` (= chain * scale + shift, per channel) by the canonical form.
 
-    `scale` None means all ones: the linear op is reused as it is. `shift` already holds
-    b * s + t. On the exact path, refuses with a reason when a folded value is not finite
-    in its element type; a bias that is exactly zero adds nothing.
+    `scale` None means all ones: the linear ops are reused as they are. `shift` already
+    holds b * s + t. All-constant inputs take the exact path: float64, one rounding, and a
+    reason when a folded value is not finite in its element type; a zero bias adds
+    nothing. Otherwise the folded weights and bias are computed in the graph.
     """
     channels = ir.RankedTensorType(root.result.type).shape[feature]
+    element_type = ir.ShapedType(root.result.type).element_type
     exact = isinstance(shift, np.ndarray) and (
-        scale is None or (isinstance(scale, np.ndarray) and weights.values is not None)
+        scale is None
+        or (isinstance(scale, np.ndarray) and all(w.values is not None for w in weights))
     )
     if exact:
-        return _fold_exact(rw, root, chain, feature, scale, shift, weights)
-    linear_result = chain.linear.result
-    if scale is not None:
-        factor = rw.vector(scale, channels, weights.tensor_type.element_type)
-        broadcast = rw.broadcast(factor, weights.value, weights.layout.weight_axis)
-        scaled = rw.elementwise(stablehlo.MulOp, weights.value, broadcast)
-        linear_result = rw.with_operand(chain.linear, weights.layout.weight_operand, scaled)
-    bias = rw.vector(shift, channels, ir.ShapedType(root.result.type).element_type)
-    if bias is None:
-        return rw.skip(root, "folded bias overflows its element type")
+        bias = round_to(float_dtype(element_type), shift)
+        if bias is None:
+            return rw.skip(root, "folded bias overflows its element type")
+    else:
+        bias = rw.vector(shift, channels, element_type)
+        if bias is None:
+            return rw.skip(root, "folded bias overflows its element type")
+    in_case = chain.linear_value != chain.linear.result
+    if in_case and scale is not None and not exact:
+        # The factor is computed after the case; the branches cannot see it.
+        return rw.skip(root, "weights in case branches are not constants")
+    scaled = []
+    for linear, branch_weights in zip(chain.branches, weights or ()):
+        if scale is None:
+            break
+        new_weights = _scaled_weights(rw, linear, branch_weights, scale, channels, exact)
+        if new_weights is None:
+            return rw.skip(root, "folded weights overflow their element type")
+        scaled.append((linear, branch_weights, new_weights))
+    linear_result = chain.linear_value
+    for linear, branch_weights, new_weights in scaled:
+        index = branch_weights.layout.weight_operand
+        if not in_case:
+            linear_result = rw.with_operand(linear, index, new_weights())
+            continue
+        with rw.building_before(linear):
+            rw.replace_inside(linear, rw.with_operand(linear, index, new_weights()))
     like = _full_size_operand(root, chain)
-    added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+    if exact and chain.bias_add is None and not np.any(bias):
+        return rw.folded(root, linear_result, chain.linear)
+    if exact:
+        added = rw.add_per_feature(linear_result, bias, feature, like)
+    else:
+        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     return rw.folded(root, added, chain.linear)
+
+
+def _scaled_weights(rw, linear, weights: Weights, scale, channels: int, exact: bool):
+    """A builder for the weights times `scale`, or None if they overflow (exact path)."""
+    axis = weights.layout.weight_axis
+    if exact:
+        values = scale_along(weights.values, scale, axis, weights.dtype)
+        if values is None:
+            return None
+        return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
+
+    def build() -> ir.Value:
+        factor = rw.vector(scale, channels, weights.tensor_type.element_type)
+        broadcast = rw.broadcast(factor, weights.value, axis)
+        return rw.elementwise(stablehlo.MulOp, weights.value, broadcast)
+
+    return build
 
 
 def _full_size_operand(root: ir.OpView, chain: LinearChain) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
     from (reading it from the linear op would give that op a second user)."""
-    chain_value = (chain.bias_add or chain.linear).result
+    chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
             return operand
     return chain_value
-
-
-def _fold_exact(
-    rw: FoldRewriter,
-    root: ir.OpView,
-    chain: LinearChain,
-    feature: int,
-    scale: np.ndarray | None,
-    shift: np.ndarray,
-    weights: Weights | None,
-) -> Outcome:
-    dtype = float_dtype(ir.RankedTensorType(root.result.type).element_type)
-    if scale is not None:
-        new_weights = scale_along(weights.values, scale, weights.layout.weight_axis, weights.dtype)
-        if new_weights is None:
-            return rw.skip(root, "folded weights overflow their element type")
-    bias = round_to(dtype, shift)
-    if bias is None:
-        return rw.skip(root, "folded bias overflows its element type")
-    linear_result = chain.linear.result
-    if scale is not None:
-        constant = rw.constant(new_weights, weights.tensor_type, weights.value.owner.location)
-        linear_result = rw.with_operand(chain.linear, weights.layout.weight_operand, constant)
-    if chain.bias_add is None and not np.any(bias):
-        return rw.folded(root, linear_result, chain.linear)
-    like = _full_size_operand(root, chain)
-    added = rw.add_per_feature(linear_result, bias, feature, like)
-    return rw.folded(root, added, chain.linear)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 from collections.abc import Callable
@@ -46,6 +47,7 @@ class FoldRewriter:
         self.in_graph = in_graph
         """Whether per-channel values that are not constants may be folded in the graph."""
         self._root = root
+        self._anchor = root
         self._rewriter = rewriter
         self._recorder = recorder
         self._pattern = pattern
@@ -159,8 +161,22 @@ class FoldRewriter:
         target = ir.RankedTensorType.get([channels], element_type)
         return self._track(stablehlo.BroadcastInDimOp(target, value, [], ip=self._ip())).result
 
+    @contextlib.contextmanager
+    def building_before(self, op: ir.OpView):
+        """Build the ops of this block before `op` instead of the root (inside a region
+        the root's operands are defined in)."""
+        previous, self._anchor = self._anchor, op
+        try:
+            yield
+        finally:
+            self._anchor = previous
+
+    def replace_inside(self, op: ir.OpView, value: ir.Value) -> None:
+        """Replace an op other than the root (a linear op in a `case` branch) by `value`."""
+        self._rewriter.replace_op(op, [value])
+
     def _ip(self) -> ir.InsertionPoint:
-        return ir.InsertionPoint(self._root)
+        return ir.InsertionPoint(self._anchor)
 
     def _track(self, op):
         self._created.append(op.operation)

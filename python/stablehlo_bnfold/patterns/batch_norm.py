@@ -66,7 +66,7 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(bn, bias)
-    weights = weights_of(chain.linear, feature, rw.in_graph)
+    weights = weights_of(chain, feature, rw.in_graph)
     if isinstance(weights, str):
         return rw.skip(bn, weights)
     stats = _statistics(bn, channels, rw.in_graph)

@@ -67,7 +67,7 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(op, bias)
-    weights = weights_of(chain.linear, feature, rw.in_graph)
+    weights = weights_of(chain, feature, rw.in_graph)
     if isinstance(weights, str):
         return rw.skip(op, weights)
     if isinstance(factor, np.ndarray):
