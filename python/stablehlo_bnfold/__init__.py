@@ -49,7 +49,7 @@ def fold_batch_norm(module, *, with_report: bool = False):
 
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
     """
-    recorder = _Recorder()
+    recorder = _Recorder(source="<input>")
     if isinstance(module, ir.Module):
         _run_pipeline(module, _ARGUMENT, recorder)
         result = module

@@ -120,10 +120,11 @@ def round_to(dtype: np.dtype, values: np.ndarray) -> np.ndarray | None:
     one correct rounding (ml_dtypes' own float64 -> bf16 cast rounds twice).
     """
     values = np.asarray(values, dtype=np.float64)
-    if dtype == _BF16:
-        rounded = _round_to_odd_f32(values).astype(_BF16)
-    else:
-        rounded = values.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported as None
+        if dtype == _BF16:
+            rounded = _round_to_odd_f32(values).astype(_BF16)
+        else:
+            rounded = values.astype(dtype)
     if not np.all(np.isfinite(rounded)):
         return None
     return rounded

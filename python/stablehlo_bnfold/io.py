@@ -70,6 +70,14 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         raise FoldError(f"{source}: input is empty")
     version = _portable_version(data) if isinstance(data, bytes) else None
     fmt = Format.TEXT if isinstance(data, str) else Format.PORTABLE if version else Format.BYTECODE
+    diagnostics: list[str] = []
+
+    def collect(diagnostic: ir.Diagnostic) -> bool:
+        # Keep MLIR from printing to stderr; the first message goes into the FoldError.
+        diagnostics.append(str(diagnostic.message))
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
     with context, ir.Location.unknown():
         try:
             if fmt is Format.PORTABLE:
@@ -79,7 +87,10 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         except ir.MLIRError as error:
             raise FoldError(_parse_error(error, source, fmt)) from None
         except Exception as error:  # the artifact reader reports failures as plain errors
-            raise FoldError(f"{source}: invalid {fmt.value}: {error}") from None
+            detail = diagnostics[0] if diagnostics else str(error)
+            raise FoldError(f"{source}: invalid {fmt.value}: {detail}") from None
+        finally:
+            handler.detach()
         _legalize_vhlo(module, source)
         if not module.operation.verify():
             raise FoldError(f"{source}: module does not verify")

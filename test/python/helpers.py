@@ -1,0 +1,150 @@
+"""Shared test helpers: run a StableHLO module through XLA on the CPU, and fold-and-compare.
+
+`fold_and_compare` is the one check every numerical test makes: fold with the public API,
+run the original and the folded module on the same seeded inputs, and compare the outputs
+with the element type's tolerance, the batch norms left, and the report.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+
+import jax
+import ml_dtypes
+import numpy as np
+from jax._src import xla_bridge
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib import _jax as xc
+from jaxlib.mlir import ir
+
+import stablehlo_bnfold
+
+TESTDATA = pathlib.Path(__file__).resolve().parents[1] / "testdata"
+
+# Tolerance on max|folded - original| / max|original|, per output element type.
+#
+# f32/f64: folding changes each output by a few roundings of the element type (f32's unit
+# roundoff is 6e-8), well inside 1e-6.
+#
+# f16/bf16: the original rounds to the element type after the linear op, after a bias add
+# and after each step of the batch norm XLA expands it into (subtract, multiply, add); the
+# folded module rounds the scaled weights, the linear op and the one add. Each rounding is
+# off by at most half an ulp of the value it rounds, and no value in these modules is much
+# larger than the largest output, so about 8 roundings of u = 2**-11 (f16) or 2**-8 (bf16)
+# bound the difference: 8u = 4 ulps of 1.0, i.e. 4 * 2**-10 for f16 and 4 * 2**-7 for bf16.
+TOLERANCE = {
+    np.dtype(np.float64): 1e-6,
+    np.dtype(np.float32): 1e-6,
+    np.dtype(np.float16): 4 * 2.0**-10,
+    np.dtype(ml_dtypes.bfloat16): 4 * 2.0**-7,
+}
+
+_DTYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+
+
+def read_testdata(name: str) -> str:
+    """The text of `test/testdata/<name>`."""
+    return (TESTDATA / name).read_text()
+
+
+def count_batch_norms(module: str | ir.Module) -> int:
+    """How many batch_norm_inference ops a module (text or ir.Module) holds; comments and
+    names that merely mention one do not count."""
+    if not isinstance(module, ir.Module):
+        with make_ir_context():
+            return count_batch_norms(ir.Module.parse(module))
+    count = 0
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal count
+        count += op.name == "stablehlo.batch_norm_inference"
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+def main_input_types(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """(shape, dtype) of each argument of `@main` in the module `text`."""
+    with make_ir_context():
+        module = ir.Module.parse(text)
+        main = next(op for op in module.body.operations if op.sym_name.value == "main")
+        types = [ir.RankedTensorType(t) for t in main.type.inputs]
+        return [(tuple(t.shape), _DTYPES[str(t.element_type)]) for t in types]
+
+
+def random_inputs(text: str, seed: int) -> list[np.ndarray]:
+    """Standard-normal arguments for `@main`, from a fresh generator seeded with `seed`."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape, dtype in main_input_types(text)]
+
+
+def run_on_cpu(module: str | bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Compile `module` (entry `@main`) with XLA for the CPU and run it on `inputs`."""
+    backend = xla_bridge.get_backend("cpu")
+    device = backend.devices()[0]
+    executable = backend.compile_and_load(
+        module, xc.DeviceList((device,)), xc.CompileOptions()
+    )
+    with jax.enable_x64(True):  # otherwise device_put turns f64 arguments into f32
+        arguments = [jax.device_put(x, device) for x in inputs]
+    outputs = executable.execute_sharded(arguments).disassemble_into_single_device_arrays()
+    return [np.asarray(out[0]) for out in outputs]
+
+
+def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
+    """max|actual - expected| / max|expected|, computed in float64."""
+    expected = np.asarray(expected, dtype=np.float64)
+    actual = np.asarray(actual, dtype=np.float64)
+    scale = np.max(np.abs(expected))
+    assert scale > 0, "the reference output is all zeros: the comparison would check nothing"
+    return float(np.max(np.abs(actual - expected)) / scale)
+
+
+def assert_close(expected: np.ndarray, actual: np.ndarray, what: str = "output") -> float:
+    """`actual` matches `expected` within the tolerance of `expected`'s element type;
+    returns the relative error."""
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    tolerance = TOLERANCE[np.dtype(expected.dtype)]
+    error = relative_error(expected, actual)
+    assert error <= tolerance, f"{what}: relative error {error:.3g} > {tolerance:.3g}"
+    return error
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What `fold_and_compare` saw: the folded text, its report, each output's error."""
+
+    folded: str
+    report: stablehlo_bnfold.FoldReport
+    errors: tuple[float, ...]
+
+
+def fold_and_compare(text: str, *, seed: int, batch_norms_left: int) -> Compared:
+    """Fold `text` with the API, run both modules on the same seeded inputs, and check:
+    every output within tolerance; `batch_norms_left` batch norms remain; the report
+    counts one fold per batch norm removed; and a module with nothing to fold comes back
+    unchanged (as MLIR prints it)."""
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    assert isinstance(folded, str)
+    before, after = count_batch_norms(text), count_batch_norms(folded)
+    assert after == batch_norms_left, f"{after} batch norms left, expected {batch_norms_left}"
+    assert report.folded == before - after, f"report: {report.folded} folds, IR: {before - after}"
+    if report.folded == 0:
+        with make_ir_context():
+            assert folded == str(ir.Module.parse(text))
+
+    inputs = random_inputs(text, seed)
+    expected, actual = run_on_cpu(text, inputs), run_on_cpu(folded, inputs)
+    assert len(actual) == len(expected)
+    errors = tuple(
+        assert_close(e, a, what=f"output {i}") for i, (e, a) in enumerate(zip(expected, actual))
+    )
+    return Compared(folded, report, errors)

@@ -1,0 +1,401 @@
+"""The Python API: `stablehlo_bnfold.fold_batch_norm` on every input kind, its report, its
+errors, and the one rounding step in `stablehlo_bnfold.constants`."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import warnings
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from helpers import (
+    TESTDATA,
+    assert_close,
+    count_batch_norms,
+    fold_and_compare,
+    main_input_types,
+    random_inputs,
+    read_testdata,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax import export
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+import stablehlo_bnfold
+from stablehlo_bnfold import FoldError, FoldReport
+from stablehlo_bnfold.constants import read_dense, round_to
+
+CONV_BN = "handwritten_nhwc_hwio_f32.mlir"  # one conv + batch norm: folds
+MULTI_USER = "handwritten_multi_user_f32.mlir"  # one fold, one skip
+CONV_BIAS_BF16 = "handwritten_conv_bias_bf16.mlir"
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+MAGIC = b"ML\xefR"
+
+
+def _parse(data: str | bytes) -> ir.Module:
+    """Parse text or MLIR bytecode in a fresh context that stays usable while the module lives."""
+    context = make_ir_context()
+    with context:
+        return ir.Module.parse(data)
+
+
+def _bytecode(text: str) -> bytes:
+    buffer = io.BytesIO()
+    _parse(text).operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
+def _portable_artifact(text: str, version: str) -> bytes:
+    with make_ir_context():
+        return stablehlo.serialize_portable_artifact(ir.Module.parse(text), version)
+
+
+def _producer(data: bytes) -> str:
+    """The producer string of MLIR bytecode: after the magic and a prefix-varint version
+    (as many bytes as the first byte has trailing zero bits, plus one), up to a NUL."""
+    assert data[:4] == MAGIC
+    first = data[4]
+    start = 4 + ((first & -first).bit_length() if first else 9)
+    return data[start : data.index(b"\0", start)].decode("ascii")
+
+
+def _folded_text(name: str) -> str:
+    return stablehlo_bnfold.fold_batch_norm(read_testdata(name))
+
+
+# ----- input kinds ---------------------------------------------------------------------------
+
+
+def test_text_in_gives_text_out_that_computes_the_same_without_the_batch_norm():
+    compared = fold_and_compare(read_testdata(CONV_BN), seed=101, batch_norms_left=0)
+    assert "stablehlo.convolution" in compared.folded
+    assert str(compared.report) == "folded 1, skipped 0"
+
+
+def test_bytecode_in_gives_bytecode_out_holding_the_same_fold_as_text():
+    folded = stablehlo_bnfold.fold_batch_norm(_bytecode(read_testdata(CONV_BN)))
+    assert isinstance(folded, bytes)
+    assert folded.startswith(MAGIC)
+    assert not _producer(folded).startswith("StableHLO_v")
+    assert str(_parse(folded)) == _folded_text(CONV_BN)
+
+
+@pytest.mark.parametrize("version", ["1.0.0", str(stablehlo.get_current_version())])
+def test_portable_artifact_in_gives_portable_artifact_out_for_the_same_stablehlo_version(version):
+    artifact = _portable_artifact(read_testdata(CONV_BN), version)
+    assert _producer(artifact) == f"StableHLO_v{version}"
+
+    folded = stablehlo_bnfold.fold_batch_norm(artifact)
+
+    assert isinstance(folded, bytes)
+    assert _producer(folded) == f"StableHLO_v{version}"
+    with make_ir_context() as context:
+        # What the artifact holds (VHLO drops attributes at their defaults), folded as text.
+        unfolded = str(stablehlo.deserialize_portable_artifact(context, artifact))
+        module = stablehlo.deserialize_portable_artifact(context, folded)
+        assert str(module) == stablehlo_bnfold.fold_batch_norm(unfolded)
+
+
+def test_text_given_as_bytes_comes_back_as_bytes():
+    # fold_batch_norm promises the type it was given (`_T -> _T`); UTF-8 text in bytes is
+    # text, so it comes back as UTF-8 text in bytes.
+    folded = stablehlo_bnfold.fold_batch_norm(read_testdata(CONV_BN).encode())
+    assert isinstance(folded, bytes)
+    assert folded.decode() == _folded_text(CONV_BN)
+
+
+def test_ir_module_is_rewritten_in_place_and_returned():
+    module = _parse(read_testdata(CONV_BN))
+    result, report = stablehlo_bnfold.fold_batch_norm(module, with_report=True)
+    assert result is module
+    assert count_batch_norms(module) == 0
+    assert report.folded == 1
+    assert str(module) == _folded_text(CONV_BN)
+
+
+# ----- jax.export ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported_with_batch_norm() -> export.Exported:
+    """An Exported whose module is CONV_BN (conv + batch_norm_inference).
+
+    jax never emits batch_norm_inference, so this exports a convolution with the same
+    signature and swaps in CONV_BN as a portable artifact of the same StableHLO version.
+    """
+    text = read_testdata(CONV_BN)
+    ((shape, dtype),) = main_input_types(text)
+
+    def conv(x):
+        kernel = jnp.ones((3, 3, shape[-1], 8), dtype)
+        return jax.lax.conv_general_dilated(
+            x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+
+    exported = export.export(jax.jit(conv))(jax.ShapeDtypeStruct(shape, dtype))
+    version = _producer(exported.mlir_module_serialized).removeprefix("StableHLO_v")
+    artifact = _portable_artifact(text, version)
+    return dataclasses.replace(exported, mlir_module_serialized=artifact)
+
+
+def test_folding_an_exported_returns_a_new_exported_and_leaves_the_original_untouched(
+    exported_with_batch_norm,
+):
+    original = exported_with_batch_norm
+    before = original.mlir_module_serialized
+
+    folded = stablehlo_bnfold.fold_batch_norm(original)
+
+    assert isinstance(folded, export.Exported)
+    assert folded is not original
+    assert original.mlir_module_serialized == before
+    assert count_batch_norms(original.mlir_module()) == 1
+    assert count_batch_norms(folded.mlir_module()) == 0
+    assert _producer(folded.mlir_module_serialized) == _producer(before)
+    assert (folded.in_avals, folded.out_avals) == (original.in_avals, original.out_avals)
+
+
+def test_folded_exported_calls_like_the_original(exported_with_batch_norm):
+    original = exported_with_batch_norm
+    folded = stablehlo_bnfold.fold_batch_norm(original)
+    (x,) = random_inputs(read_testdata(CONV_BN), seed=102)
+    assert_close(np.asarray(original.call(x)), np.asarray(folded.call(x)))
+
+
+def test_folded_exported_survives_serialize_and_deserialize(exported_with_batch_norm):
+    folded = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
+    restored = export.deserialize(folded.serialize())
+    assert count_batch_norms(restored.mlir_module()) == 0
+    (x,) = random_inputs(read_testdata(CONV_BN), seed=103)
+    np.testing.assert_array_equal(np.asarray(restored.call(x)), np.asarray(folded.call(x)))
+
+
+# ----- the report ----------------------------------------------------------------------------
+
+
+def _batch_norm_position(text: str, result: str) -> str:
+    """`line:column` of the op name of the batch norm defining `result`: its location."""
+    op = '"stablehlo.batch_norm_inference"'
+    ((line, column),) = [
+        (i, text_line.index(op) + 1)
+        for i, text_line in enumerate(text.splitlines(), 1)
+        if text_line.lstrip().startswith(f"{result} = {op}")
+    ]
+    return f"{line}:{column}"
+
+
+def test_report_lists_each_fold_and_each_skip_with_location_pattern_and_reason():
+    text = read_testdata(MULTI_USER)
+    _, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+
+    assert isinstance(report, FoldReport)
+    assert str(report) == "folded 1, skipped 1"
+    (fold,) = report.folds
+    (skip,) = report.skips
+    assert fold.location.endswith(":" + _batch_norm_position(text, "%bn1"))
+    assert (fold.pattern, fold.op, fold.producer) == (
+        "fold_bn_into_linear",
+        "stablehlo.batch_norm_inference",
+        "stablehlo.convolution",
+    )
+    assert skip.location.endswith(":" + _batch_norm_position(text, "%bn2"))
+    assert (skip.pattern, skip.op, skip.reason) == (
+        "fold_bn_into_linear",
+        "stablehlo.batch_norm_inference",
+        "producer result has other users",
+    )
+    assert "producer result has other users" in report.to_text()
+    assert json.loads(report.to_json())["skips"][0]["reason"] == "producer result has other users"
+
+
+def test_report_is_only_returned_when_asked_for():
+    assert isinstance(stablehlo_bnfold.fold_batch_norm(read_testdata(CONV_BN)), str)
+
+
+# ----- errors --------------------------------------------------------------------------------
+
+
+def _truncated_bytecode() -> bytes:
+    data = _bytecode(read_testdata(CONV_BN))
+    return data[: len(data) // 2]
+
+
+def _truncated_artifact() -> bytes:
+    data = _portable_artifact(read_testdata(CONV_BN), "1.0.0")
+    return data[: len(data) // 2]
+
+
+BAD_INPUTS = {
+    "garbage text": (lambda: "this is not MLIR {", "<input>:1:1: error:"),
+    "empty text": (lambda: "", "input is empty"),
+    "blank text": (lambda: " \n\t", "input is empty"),
+    "empty bytes": (lambda: b"", "input is empty"),
+    "random bytes": (lambda: np.random.default_rng(7).bytes(512), "<input>"),
+    "random bytes after the bytecode magic": (
+        lambda: MAGIC + np.random.default_rng(8).bytes(512),
+        "<input>",
+    ),
+    "truncated bytecode": (_truncated_bytecode, "<input>"),
+    "truncated portable artifact": (_truncated_artifact, "<input>"),
+    "an int": (lambda: 42, "got int"),
+    "None": (lambda: None, "got NoneType"),
+    "a bytearray": (lambda: bytearray(_bytecode(read_testdata(CONV_BN))), "got bytearray"),
+    "a list of text": (lambda: [read_testdata(CONV_BN)], "got list"),
+}
+
+
+@pytest.mark.parametrize("make, fragment", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
+def test_bad_input_raises_fold_error_with_a_one_line_message_and_prints_nothing(
+    make, fragment, capfd
+):
+    data = make()
+    capfd.readouterr()
+    with pytest.raises(FoldError) as caught:
+        stablehlo_bnfold.fold_batch_norm(data)
+    message = str(caught.value)
+    assert message and "\n" not in message
+    assert fragment in message
+    # Library code never prints: the reason belongs in the FoldError, not on stderr.
+    assert capfd.readouterr() == ("", "")
+
+
+# ----- idempotency ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(TESTDATA.glob("*.mlir")), ids=lambda p: p.stem)
+def test_folding_twice_gives_the_same_text_as_folding_once(path):
+    once = stablehlo_bnfold.fold_batch_norm(path.read_text())
+    twice, report = stablehlo_bnfold.fold_batch_norm(once, with_report=True)
+    assert twice == once
+    assert report.folded == 0
+
+
+# ----- rounding and constants ----------------------------------------------------------------
+
+
+def test_round_to_bf16_rounds_once_where_a_cast_through_f32_rounds_twice():
+    # Halfway between bf16 1.0 and 1.0078125, plus 2**-30: nearest is 1.0078125. Through
+    # f32 the 2**-30 is lost first, and the tie then goes to even: 1.0.
+    value = np.array([1 + 2**-8 + 2**-30])
+    assert float(value.astype(BF16)[0]) == 1.0  # ml_dtypes' float64 -> bf16 cast
+    rounded = round_to(BF16, value)
+    assert rounded.dtype == BF16
+    assert float(rounded[0]) == 1.0078125
+    assert float(round_to(BF16, -value)[0]) == -1.0078125
+
+
+# (dtype, significand bits including the implicit one, smallest normal exponent)
+_FORMATS = {
+    "bf16": (BF16, 8, -126),
+    "f16": (np.dtype(np.float16), 11, -14),
+    "f32": (np.dtype(np.float32), 24, -126),
+}
+
+
+def _nearest_even(value: float, bits: int, min_exponent: int) -> float:
+    """`value` rounded to `bits` significant bits, ties to even, as a float64: scaling by
+    the target's ulp (a power of two) is exact, and so is np.rint on the scaled value."""
+    if value == 0:
+        return value
+    _, exponent = np.frexp(value)  # value = m * 2**exponent, 0.5 <= |m| < 1
+    ulp = 2.0 ** (max(int(exponent) - 1, min_exponent) - (bits - 1))
+    with np.errstate(over="ignore"):  # near float64's limit: inf, beyond every target
+        return float(np.rint(value / ulp) * ulp)
+
+
+@pytest.mark.parametrize("name", _FORMATS)
+def test_round_to_returns_none_on_overflow_without_a_warning(name):
+    dtype = _FORMATS[name][0]
+    beyond = 2.0 * float(ml_dtypes.finfo(dtype).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a library reports overflow by returning None
+        assert round_to(dtype, np.array([1.0, beyond])) is None
+        assert round_to(dtype, np.array([1.0, -beyond])) is None
+
+
+@pytest.mark.parametrize("name", _FORMATS)
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_round_to_is_one_correct_rounding_to_nearest_even(name, value):
+    dtype, bits, min_exponent = _FORMATS[name]
+    expected = _nearest_even(value, bits, min_exponent)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # overflow has its own test
+        rounded = round_to(dtype, np.array([value]))
+    if abs(expected) > float(ml_dtypes.finfo(dtype).max):
+        assert rounded is None
+    else:
+        assert rounded is not None and rounded.dtype == dtype
+        assert float(rounded[0]) == expected
+
+
+# Every bf16 bit pattern but the NaNs (a NaN never folds: the pattern skips it first).
+_ALL_BF16 = np.arange(0x10000, dtype=np.uint32).astype(np.uint16)
+_ALL_BF16 = _ALL_BF16[(_ALL_BF16 & 0x7F80) != 0x7F80]
+_ALL_BF16 = np.concatenate([_ALL_BF16, np.array([0x7F80, 0xFF80], np.uint16)])  # +-inf
+
+
+@pytest.mark.parametrize("size, printed", [(100, "decimal"), (len(_ALL_BF16), "hex")])
+def test_every_bf16_value_reads_back_exactly_whether_printed_as_decimals_or_hex(size, printed):
+    # MLIR prints a dense attribute of up to 100 elements as decimals, a larger one as hex;
+    # jaxlib has no buffer view for bf16, so read_dense parses whichever it gets.
+    with make_ir_context():
+        bf16 = ir.BF16Type.get()
+        for start in range(0, len(_ALL_BF16), size):
+            bits = _ALL_BF16[start : start + size]
+            attr = ir.DenseElementsAttr.get(bits, type=bf16, shape=[len(bits)])
+            assert str(attr).startswith('dense<"0x') == (printed == "hex")
+            values = read_dense(attr)
+            assert values.dtype == BF16
+            np.testing.assert_array_equal(values.view(np.uint16), bits)
+
+
+def _vectors_and_kernel(text: str) -> dict[str, np.ndarray]:
+    """The named constants of a generated bf16 module: 1-D decimals, others as hex."""
+    out = {}
+    for name, body, shape in re.findall(
+        r"%(\w+) = stablehlo.constant dense<(.*?)> : tensor<([\dx]+)xbf16>", text
+    ):
+        dims = tuple(int(d) for d in shape.split("x"))
+        if body.startswith('"0x'):
+            raw = np.frombuffer(bytes.fromhex(body[3:-1]), dtype="<u2").view(BF16)
+        else:
+            raw = np.array([float(v) for v in body.strip("[]").split(",")]).astype(BF16)
+        out[name] = raw.reshape(dims)
+    return out
+
+
+def test_folded_bf16_weights_and_bias_are_the_float64_values_rounded_once():
+    text = read_testdata(CONV_BIAS_BF16)
+    c = {k: v.astype(np.float64) for k, v in _vectors_and_kernel(text).items()}
+    (epsilon,) = re.findall(r"epsilon = ([-+.e\d]+) : f32", text)
+    epsilon = float(np.float32(epsilon))  # the value of the f32 attribute, exactly
+    s = c["bn_scale"] / np.sqrt(c["bn_variance"] + epsilon)
+    expected_kernel = [_nearest_even(v, 8, -126) for v in (c["conv_k"] * s).reshape(-1)]
+    expected_bias = [
+        _nearest_even(v, 8, -126)
+        for v in c["bn_offset"] + (c["biased_b"] - c["bn_mean"]) * s
+    ]
+
+    module = _parse(_folded_text(CONV_BIAS_BF16))
+    with module.context:
+        ops = module.body.operations[0].regions[0].blocks[0].operations
+        conv = next(op for op in ops if op.operation.name == "stablehlo.convolution")
+        add = next(op for op in ops if op.operation.name == "stablehlo.add")
+        kernel = read_dense(ir.DenseElementsAttr(conv.operands[1].owner.attributes["value"]))
+        broadcast = add.operands[1].owner
+        bias = read_dense(
+            ir.DenseElementsAttr(broadcast.operands[0].owner.attributes["value"])
+        )
+    np.testing.assert_array_equal(kernel.astype(np.float64).reshape(-1), expected_kernel)
+    np.testing.assert_array_equal(bias.astype(np.float64), expected_bias)
