@@ -197,9 +197,31 @@ def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, lik
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         with np.errstate(all="ignore"):
             return ufunc(a, b)
+    simpler = _identity(ufunc, a, b)
+    if simpler is not None:
+        return simpler
     element_type = ir.ShapedType(like.type).element_type
     channels = _channels(a, b)
     return rw.elementwise(_OPS[ufunc], rw.vector(a, channels, element_type), rw.vector(b, channels, element_type))
+
+
+def _identity(ufunc: np.ufunc, a: PerChannel, b: PerChannel) -> PerChannel | None:
+    """x + 0 = x, x - 0 = x, x * 1 = x, x / 1 = x, 0 * x = 0: no op built (the in-graph
+    path already assumes finite parameters)."""
+    def is_const(v, c):
+        return isinstance(v, np.ndarray) and np.all(v == c)
+
+    if ufunc in (np.add, np.subtract) and is_const(b, 0):
+        return a
+    if ufunc is np.add and is_const(a, 0):
+        return b
+    if ufunc in (np.multiply, np.divide) and is_const(b, 1):
+        return a
+    if ufunc is np.multiply and is_const(a, 1):
+        return b
+    if ufunc is np.multiply and (is_const(a, 0) or is_const(b, 0)):
+        return a if isinstance(a, np.ndarray) else b
+    return None
 
 
 def square_root(rw: FoldRewriter, a: PerChannel, like: ir.Value) -> PerChannel:

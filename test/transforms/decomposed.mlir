@@ -1,0 +1,286 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+
+// Flax linen / NNX: (y - mean) * (rsqrt(var + eps) * scale) + bias, per-channel values
+// through reshape C -> 1x1x1xC and broadcast_in_dim, eps a scalar broadcast with dims = [].
+// CHECK-LABEL: func.func @fold_flax_chain
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[BB]]
+// CHECK-NOT:     stablehlo.subtract
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_flax_chain(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<f32>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 2.0, 4.0]> : tensor<3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %bias = stablehlo.constant dense<[0.0, 1.0, -1.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %m1 = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+  %m2 = stablehlo.broadcast_in_dim %m1, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %c, %m2 : tensor<1x4x4x3xf32>
+  %v1 = stablehlo.broadcast_in_dim %var, dims = [3] : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+  %e1 = stablehlo.broadcast_in_dim %eps, dims = [] : (tensor<f32>) -> tensor<1x1x1x3xf32>
+  %ve = stablehlo.add %v1, %e1 : tensor<1x1x1x3xf32>
+  %r = stablehlo.rsqrt %ve : tensor<1x1x1x3xf32>
+  %s1 = stablehlo.reshape %scale : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+  %rs = stablehlo.multiply %r, %s1 : tensor<1x1x1x3xf32>
+  %rs2 = stablehlo.broadcast_in_dim %rs, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %rs2 : tensor<1x4x4x3xf32>
+  %b1 = stablehlo.reshape %bias : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+  %b2 = stablehlo.broadcast_in_dim %b1, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %b2 : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Equinox: (y - mean) / sqrt(var + eps) * w + b, an identity reshape pair after the conv
+// (vmap), parameters through three chained broadcasts. NCHW.
+// CHECK-LABEL: func.func @fold_equinox_divide
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[BB]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     stablehlo.reshape
+// CHECK:         return %[[Y]]
+func.func @fold_equinox_divide(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.5]], [[-1.0]]], [[[2.0]], [[1.5]]], [[[0.25]], [[-0.75]]]]> : tensor<3x2x1x1xf32>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 2.0, 4.0]> : tensor<3xf32>
+  %w = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %b = stablehlo.constant dense<[0.0, 1.0, -1.0]> : tensor<3xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %r1 = stablehlo.reshape %c : (tensor<1x3x4x4xf32>) -> tensor<3x4x4xf32>
+  %r2 = stablehlo.reshape %r1 : (tensor<3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %m0 = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<3xf32>) -> tensor<3x1x1xf32>
+  %m1 = stablehlo.broadcast_in_dim %m0, dims = [1, 2, 3] : (tensor<3x1x1xf32>) -> tensor<1x3x1x1xf32>
+  %m2 = stablehlo.broadcast_in_dim %m1, dims = [0, 1, 2, 3] : (tensor<1x3x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %d = stablehlo.subtract %r2, %m2 : tensor<1x3x4x4xf32>
+  %ve = stablehlo.add %var, %eps : tensor<3xf32>
+  %sd = stablehlo.sqrt %ve : tensor<3xf32>
+  %s0 = stablehlo.broadcast_in_dim %sd, dims = [0] : (tensor<3xf32>) -> tensor<3x1x1xf32>
+  %s1 = stablehlo.broadcast_in_dim %s0, dims = [1, 2, 3] : (tensor<3x1x1xf32>) -> tensor<1x3x1x1xf32>
+  %s2 = stablehlo.broadcast_in_dim %s1, dims = [0, 1, 2, 3] : (tensor<1x3x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %n = stablehlo.divide %d, %s2 : tensor<1x3x4x4xf32>
+  %w0 = stablehlo.broadcast_in_dim %w, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %nw = stablehlo.multiply %n, %w0 : tensor<1x3x4x4xf32>
+  %b0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = stablehlo.add %nw, %b0 : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// Haiku: inv = scale * rsqrt(var + eps) (scale first), (y - mean) * inv + offset, with
+// parameters already shaped 1x1x1xC.
+// CHECK-LABEL: func.func @fold_haiku_chain
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_haiku_chain(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<3x3x2x3xf32>
+  %mean = stablehlo.constant dense<[[[[0.1, 0.2, 0.3]]]]> : tensor<1x1x1x3xf32>
+  %var = stablehlo.constant dense<[[[[1.0, 2.0, 4.0]]]]> : tensor<1x1x1x3xf32>
+  %scale = stablehlo.constant dense<[[[[1.5, 0.5, 2.0]]]]> : tensor<1x1x1x3xf32>
+  %offset = stablehlo.constant dense<[[[[0.0, 1.0, -1.0]]]]> : tensor<1x1x1x3xf32>
+  %eps = stablehlo.constant dense<1.0e-3> : tensor<1x1x1x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %ve = stablehlo.add %var, %eps : tensor<1x1x1x3xf32>
+  %r = stablehlo.rsqrt %ve : tensor<1x1x1x3xf32>
+  %inv = stablehlo.multiply %scale, %r : tensor<1x1x1x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %c, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %o : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// torch-mlir: ((y - mean) * (1 / sqrt(var + eps))) * gamma + beta, eps an arith.constant.
+// CHECK-LABEL: func.func @fold_torch_mlir_chain
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_torch_mlir_chain(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<3x2x3x3xf32>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 2.0, 4.0]> : tensor<3xf32>
+  %gamma = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %beta = stablehlo.constant dense<[0.0, 1.0, -1.0]> : tensor<3xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<3xf32>
+  %eps0 = arith.constant dense<1.0e-5> : tensor<f64>
+  %eps1 = stablehlo.convert %eps0 : (tensor<f64>) -> tensor<f32>
+  %eps = stablehlo.broadcast_in_dim %eps1, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %d = stablehlo.subtract %c, %m : tensor<1x3x4x4xf32>
+  %ve = stablehlo.add %var, %eps : tensor<3xf32>
+  %sd = stablehlo.sqrt %ve : tensor<3xf32>
+  %inv = stablehlo.divide %one, %sd : tensor<3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x3x4x4xf32>
+  %g = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %ng = stablehlo.multiply %n, %g : tensor<1x3x4x4xf32>
+  %b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = stablehlo.add %ng, %b : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// Dense + BN: dot_general then the per-channel chain along the output feature (dim 1).
+// CHECK-LABEL: func.func @fold_dense_chain
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_dense_chain(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]> : tensor<2x3xf32>
+  %mean = stablehlo.constant dense<[[0.1, 0.2, 0.3]]> : tensor<1x3xf32>
+  %inv = stablehlo.constant dense<[[2.0, 0.5, 4.0]]> : tensor<1x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [0, 1] : (tensor<1x3xf32>) -> tensor<4x3xf32>
+  %s = stablehlo.subtract %d, %m : tensor<4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [0, 1] : (tensor<1x3xf32>) -> tensor<4x3xf32>
+  %y = stablehlo.multiply %s, %i : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// TensorFlow / Keras scale-shift form with parameters as function arguments:
+// y * inv + (beta - mean * inv). The kernel is scaled in the graph, on weight-sized values.
+// CHECK-LABEL: func.func @fold_tf_arguments
+// CHECK-NOT:     stablehlo.constant
+// CHECK:         %[[IB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xf32>) -> tensor<3x3x2x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %[[IB]] : tensor<3x3x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[SB:.+]] = stablehlo.broadcast_in_dim %arg3, dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[SB]] : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_tf_arguments(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>, %inv: tensor<3xf32>, %shift: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %c, %i : tensor<1x4x4x3xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %s : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Multi-platform export: the convolution is lowered once per platform inside a case; each
+// branch's kernel is scaled.
+// CHECK-LABEL: func.func @fold_through_case_branches
+// CHECK:         %[[CASE:.+]] = "stablehlo.case"
+// CHECK:           stablehlo.convolution
+// CHECK:           stablehlo.convolution
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[CASE]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_through_case_branches(%p: tensor<i32>, %arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %r = "stablehlo.case"(%p) ({
+    %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+    stablehlo.return %c : tensor<1x4x4x3xf32>
+  }, {
+    %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+    stablehlo.return %c : tensor<1x4x4x3xf32>
+  }) : (tensor<i32>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %r, %i : tensor<1x4x4x3xf32>
+  %m = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %mb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Shape-polymorphic batch: per-channel values reach the activation through
+// dynamic_broadcast_in_dim; the new bias broadcast reuses that shape.
+// CHECK-LABEL: func.func @fold_dynamic_batch
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[B:.+]] = stablehlo.dynamic_broadcast_in_dim %{{.+}}, %arg1, dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]]
+// CHECK-NOT:     stablehlo.subtract
+// CHECK:         return %[[Y]]
+func.func @fold_dynamic_batch(%arg0: tensor<?x4x4x2xf32>, %arg1: tensor<4xi32>) -> tensor<?x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %mean = stablehlo.constant dense<[[[[0.1, 0.2, 0.3]]]]> : tensor<1x1x1x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<?x4x4x3xf32>
+  %m = stablehlo.dynamic_broadcast_in_dim %mean, %arg1, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
+  %y = stablehlo.subtract %c, %m : tensor<?x4x4x3xf32>
+  return %y : tensor<?x4x4x3xf32>
+}
+
+// -----
+
+// A per-channel chain with no convolution or dot_general before it is left alone.
+// CHECK-LABEL: func.func @no_fold_without_linear_producer
+// CHECK:         stablehlo.subtract %arg0
+// CHECK:         stablehlo.multiply
+func.func @no_fold_without_linear_producer(%arg0: tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32> {
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %arg0, %m : tensor<1x4x4x3xf32>
+  %y = stablehlo.multiply %d, %m : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The factor varies along a spatial dimension, not per channel ("not a linear op times a
+// per-channel value").
+// CHECK-LABEL: func.func @no_fold_factor_not_per_channel
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         stablehlo.multiply %[[C]], %arg1
+func.func @no_fold_factor_not_per_channel(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.multiply %c, %arg1 : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A zero divisor cannot be folded ("per-channel divisor has a zero").
+// CHECK-LABEL: func.func @no_fold_zero_divisor
+// CHECK:         stablehlo.divide
+func.func @no_fold_zero_divisor(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %z = stablehlo.constant dense<[1.0, 0.0, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zb = stablehlo.broadcast_in_dim %z, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.divide %c, %zb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The convolution result is also returned, so scaling its kernel would change it.
+// CHECK-LABEL: func.func @no_fold_scale_multi_user
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_scale_multi_user(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.multiply %c, %i : tensor<1x4x4x3xf32>
+  return %y, %c : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}
