@@ -22,6 +22,7 @@ from .base import FoldRewriter, Outcome, Pattern
 from .batch_norm import FOLD_BN_INTO_LINEAR
 from .bias import FOLD_SHIFT_INTO_BIAS, FOLD_SUBTRAHEND_INTO_BIAS, REMOVE_IDENTITY_RESHAPE
 from .decomposed import FOLD_DIVISOR_INTO_LINEAR, FOLD_SCALE_INTO_LINEAR
+from .precision import FOLD_PRECISION_ISLAND
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
 
@@ -34,6 +35,7 @@ PATTERNS: tuple[Pattern, ...] = (
     FOLD_SCALE_INTO_LINEAR,
     FOLD_DIVISOR_INTO_LINEAR,
     FOLD_SHIFT_INTO_BIAS,
+    FOLD_PRECISION_ISLAND,
 )
 """Every pattern, in the order the driver tries them on an op."""
 
