@@ -1,0 +1,154 @@
+"""Real producers: Flax (linen) models exported with jax.export, folded, and called.
+
+Each model is exported with its variables as constants (closed over) and as arguments
+(`jax.export(jax.jit(model.apply))(variables, x)`), and in the variants exporters really
+produce: several platforms (the convolution inside `stablehlo.case`), a symbolic batch
+(`dynamic_broadcast_in_dim`), and bf16 compute with f32 batch norm. The folded `Exported`
+must `.call()` like the original and keep no activation-sized batch-norm op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import export
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+
+import stablehlo_bnfold
+
+BN_OPS = {"stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.batch_norm_inference"}
+LINEAR_OPS = {"stablehlo.convolution", "stablehlo.dot_general"}
+
+
+class ConvNet(nn.Module):
+    """conv + bias + BN + relu, a grouped conv + BN, then dense + BN: what ResNet-style and
+    MobileNet-style models are made of."""
+
+    dtype: object = jnp.float32
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Conv(8, (3, 3), dtype=self.dtype)(x)
+        x = nn.relu(nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x))
+        x = nn.Conv(8, (3, 3), feature_group_count=8, use_bias=False, dtype=self.dtype)(x)
+        x = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
+        x = x.reshape((x.shape[0], -1))
+        x = nn.Dense(4, use_bias=False, dtype=self.dtype)(x)
+        return nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    dtype: object = jnp.float32
+    weights_as_arguments: bool = False
+    platforms: tuple[str, ...] | None = None
+    symbolic_batch: bool = False
+
+
+CASES = [
+    Case("flax_constants_f32"),
+    Case("flax_arguments_f32", weights_as_arguments=True),
+    Case("flax_multi_platform_f32", platforms=("cpu", "cuda")),
+    Case("flax_symbolic_batch_f32", symbolic_batch=True),
+    Case("flax_symbolic_batch_arguments_f32", weights_as_arguments=True, symbolic_batch=True),
+]
+
+
+def _variables(model: nn.Module, x: np.ndarray):
+    variables = model.init(jax.random.PRNGKey(0), x)
+    # Non-trivial statistics, so a fold that ignored one of them would show.
+    rng = np.random.default_rng(1)
+    return jax.tree.map(lambda a: a + rng.uniform(0.1, 0.9, a.shape).astype(a.dtype), variables)
+
+
+def _export(case: Case, model: nn.Module, variables, x: np.ndarray) -> export.Exported:
+    batch = export.symbolic_shape("b")[0] if case.symbolic_batch else x.shape[0]
+    spec = jax.ShapeDtypeStruct((batch, *x.shape[1:]), x.dtype)
+    kwargs = {"platforms": case.platforms} if case.platforms else {}
+    if case.weights_as_arguments:
+        return export.export(jax.jit(model.apply), **kwargs)(variables, spec)
+    return export.export(jax.jit(lambda x: model.apply(variables, x)), **kwargs)(spec)
+
+
+def activation_sized_bn_ops(exported: export.Exported) -> list[str]:
+    """Subtract/multiply/divide/batch_norm_inference ops whose result has the type of a
+    linear op's result: batch-norm work left on the activation."""
+    with make_ir_context():
+        module = ir.Module.parse(exported.mlir_module())
+        linear_types, candidates = set(), []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name in LINEAR_OPS:
+                linear_types.add(str(op.results[0].type))
+            elif op.name in BN_OPS:
+                candidates.append((op.name, str(op.results[0].type)))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+    return [name for name, type_ in candidates if type_ in linear_types]
+
+
+def relative_error(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_flax_export_folds_completely_and_calls_like_the_original(case):
+    model = ConvNet(dtype=case.dtype)
+    x = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32)
+    variables = _variables(model, x)
+    exported = _export(case, model, variables, x)
+    assert activation_sized_bn_ops(exported), "the export should contain batch-norm ops"
+
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    assert activation_sized_bn_ops(folded) == []
+    assert report.folded > 0 and report.skips == ()
+    args = (variables, x) if case.weights_as_arguments else (x,)
+    assert relative_error(exported.call(*args), folded.call(*args)) <= 1e-6
+
+
+def test_flax_bf16_compute_folds_without_losing_more_than_the_original():
+    # The batch norm runs in f32 between converts; the fold rounds the scaled f32 master
+    # weights to bf16 once, as the original rounds the master weights. Against an all-f32
+    # reference, the folded model must be about as accurate as the original bf16 one.
+    x = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32)
+    variables = _variables(ConvNet(), x)
+    reference = _export(Case("ref"), ConvNet(), variables, x)
+    exported = _export(Case("bf16"), ConvNet(dtype=jnp.bfloat16), variables, x)
+
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    assert activation_sized_bn_ops(folded) == []
+    assert {f.pattern for f in report.folds} == {"fold_precision_island"}
+    errors_original, errors_folded = [], []
+    for seed in range(8):
+        xs = np.random.default_rng(seed).standard_normal(x.shape).astype(np.float32)
+        expected = reference.call(xs)
+        errors_original.append(relative_error(expected, exported.call(xs)))
+        errors_folded.append(relative_error(expected, folded.call(xs)))
+    assert np.mean(errors_folded) <= 1.25 * np.mean(errors_original)
+
+
+def test_batch_norm_without_a_linear_producer_is_left_untouched():
+    class NormOnly(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.BatchNorm(use_running_average=True)(x)
+
+    x = np.random.default_rng(0).standard_normal((2, 4, 4, 3)).astype(np.float32)
+    variables = _variables(NormOnly(), x)
+    exported = _export(Case("norm"), NormOnly(), variables, x)
+
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    assert folded.mlir_module() == exported.mlir_module()
+    assert report.folded == 0
