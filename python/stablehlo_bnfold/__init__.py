@@ -43,6 +43,9 @@ def fold_batch_norm(module, *, with_report: bool = False):
     - `bytes`, MLIR bytecode or a StableHLO portable artifact: the same format is returned
       (a portable artifact keeps its StableHLO version).
 
+    `dense_resource` constants (torch-mlir's weights) are turned into `dense` ones, exactly,
+    since the patterns must read them and a portable artifact cannot hold them.
+
     With `with_report=True` the result is `(folded, FoldReport)`; the report lists every
     fold and every candidate left alone, with the reason. Raises `FoldError` on input that
     is not a valid StableHLO module.
@@ -51,6 +54,8 @@ def fold_batch_norm(module, *, with_report: bool = False):
     """
     recorder = _Recorder(source="<input>")
     if isinstance(module, ir.Module):
+        with module.context:
+            _io.inline_resources(module)
         _run_pipeline(module, _ARGUMENT, recorder)
         result = module
         report = recorder.finish(module)

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import enum
 import io as _stdio
+import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
+from .constants import dense_attr, float_dtype
 from .report import FoldError, describe_location
 
-__all__ = ["Format", "Loaded", "dump", "load", "make_context"]
+__all__ = ["Format", "Loaded", "dump", "inline_resources", "load", "make_context"]
 
 _BYTECODE_MAGIC = b"ML\xefR"
 _PORTABLE_PRODUCER = "StableHLO_v"
@@ -94,6 +98,7 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         _legalize_vhlo(module, source)
         if not module.operation.verify():
             raise FoldError(f"{source}: module does not verify")
+        inline_resources(module)
     return Loaded(module, fmt, version)
 
 
@@ -142,6 +147,42 @@ def _is_vhlo(op: ir.OpView) -> bool:
     return op.operation.name.startswith("vhlo.")
 
 
+_RESOURCE_ENTRY = re.compile(r'^\s*"?([^":\s]+)"?\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
+
+
+def inline_resources(module: ir.Module) -> int:
+    """Turn `dense_resource` constants (torch-mlir's weights) into `dense` ones; returns
+    how many. jaxlib can create resource blobs but not read them back, and a portable
+    artifact cannot hold them, so their bytes are read from the module's printed resource
+    section: `name: "0x<4-byte alignment><raw little-endian data>"`, exact.
+    """
+    constants = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stablehlo.constant" and str(op.attributes["value"]).startswith(
+            "dense_resource<"
+        ):
+            constants.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if not constants:
+        return 0
+    text = str(module)
+    section = text[text.rfind("dialect_resources") :]
+    blobs = {name: bytes.fromhex(data) for name, data in _RESOURCE_ENTRY.findall(section)}
+    for op in constants:
+        attr = op.attributes["value"]
+        name = str(attr)[len("dense_resource<") : str(attr).index(">")].strip('"')
+        tensor_type = ir.RankedTensorType(attr.type)
+        dtype = float_dtype(tensor_type.element_type)
+        if name not in blobs or dtype is None:
+            continue  # left as it is: patterns see a constant they cannot read
+        values = np.frombuffer(blobs[name][4:], dtype=dtype.newbyteorder("<"))
+        op.attributes["value"] = dense_attr(values.reshape(tensor_type.shape), tensor_type)
+    return len(constants)
+
+
 def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
     """The module of `loaded` in `fmt` (default: the format it was loaded from).
 
@@ -151,7 +192,8 @@ def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
     fmt = fmt or loaded.format
     module = loaded.module
     if fmt is Format.TEXT:
-        return str(module)
+        text = str(module)
+        return text if text.endswith("\n") else text + "\n"
     if fmt is Format.PORTABLE:
         version = loaded.version or str(stablehlo.get_current_version())
         return stablehlo.serialize_portable_artifact(module, version)

@@ -284,3 +284,74 @@ func.func @no_fold_scale_multi_user(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4
   %y = stablehlo.multiply %c, %i : tensor<1x4x4x3xf32>
   return %y, %c : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
 }
+
+// -----
+
+// torch-mlir keeps weights in dense_resource blobs; they are read from the resource
+// section and folded like dense constants.
+// CHECK-LABEL: func.func @fold_dense_resource_weights
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}2.250000e+00]], {{\[\[}}3.750000e+00]]], {{.+}}> : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     dense_resource
+// CHECK:         return %[[C]]
+func.func @fold_dense_resource_weights(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense_resource<torch_tensor_3_2_1_1_torch.float32> : tensor<3x2x1x1xf32>
+  %g = stablehlo.constant dense_resource<torch_tensor_3_torch.float32> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = stablehlo.multiply %c, %gb : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      torch_tensor_3_2_1_1_torch.float32: "0x040000000000C03F0000204000006040000080400000A0400000C040",
+      torch_tensor_3_torch.float32: "0x040000000000C03F0000204000006040"
+    }
+  }
+#-}
+
+// -----
+
+// Flax bf16: the batch norm runs in f32 between converts, the kernel is a convert of f32
+// master weights. The scaled master weights are rounded to bf16 once.
+// CHECK-LABEL: func.func @fold_bf16_precision_island
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     stablehlo.convert {{.+}} -> tensor<1x4x4x3x
+// CHECK:         return %[[Y]]
+func.func @fold_bf16_precision_island(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// The kernel is stored only in bf16: scaling it would add a rounding the original never
+// made ("weights have no wider master copy").
+// CHECK-LABEL: func.func @no_fold_island_without_master_weights
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
