@@ -104,6 +104,11 @@ def _parser() -> argparse.ArgumentParser:
         help="print every fold and every candidate left alone, with the reason, to stderr",
     )
     parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="accept ops of dialects this tool does not know (they are never folded)",
+    )
+    parser.add_argument(
         "--debug", action="store_true", help="log pattern decisions and show tracebacks"
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -156,7 +161,7 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     failed = False
     for chunk in chunks:
         try:
-            out, chunk_report = _process(chunk, source, pipeline, args.emit_bytecode)
+            out, chunk_report = _process(chunk, source, pipeline, args)
         except FoldError as error:
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
@@ -173,16 +178,17 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
 
 
 def _process(
-    data: str | bytes, source: str, pipeline: str, emit_bytecode: bool
+    data: str | bytes, source: str, pipeline: str, args: argparse.Namespace
 ) -> tuple[str | bytes, FoldReport]:
     context = bnio.make_context()
+    context.allow_unregistered_dialects = args.allow_unregistered_dialect
     loaded = bnio.load(data, context, source=source)
     recorder = Recorder(source=source)
     with context:
         if pipeline.strip():
             run_pipeline(loaded.module, pipeline, recorder)
         report = recorder.finish(loaded.module)
-        if not emit_bytecode:
+        if not args.emit_bytecode:
             return bnio.dump(loaded, bnio.Format.TEXT), report
         fmt = bnio.Format.PORTABLE if loaded.format is bnio.Format.PORTABLE else bnio.Format.BYTECODE
         return bnio.dump(loaded, fmt), report
