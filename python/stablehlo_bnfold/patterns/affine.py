@@ -40,7 +40,6 @@ __all__ = [
     "PerChannel",
     "Weights",
     "chain_bias",
-    "chain_users_reason",
     "combine",
     "fold_affine",
     "linear_chain",
@@ -76,8 +75,7 @@ class LinearChain:
 
 def linear_chain(value: ir.Value) -> LinearChain | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
-    constants and dimensions are checked by `chain_users_reason`, `chain_bias` and
-    `weights_of`."""
+    constants and dimensions are checked by `chain_bias` and `weights_of`."""
     branches = _linear_branches(value)
     if branches:
         return LinearChain(value, branches, None, None)
@@ -119,7 +117,12 @@ def per_channel(value: ir.Value, feature: int, channels: int, in_graph: bool) ->
 def chain_bias(
     chain: LinearChain, feature: int, channels: int, in_graph: bool = False
 ) -> PerChannel | str:
-    """The chain's bias per channel (zeros without a bias add), or why it has none."""
+    """The chain's bias per channel (zeros without a bias add), or why the chain cannot
+    be rewritten: another user reads part of it, or the bias is not a finite per-channel
+    value."""
+    reason = _chain_users_reason(chain)
+    if reason:
+        return reason
     if chain.bias_value is None:
         return np.zeros(channels)
     bias = per_channel(chain.bias_value, feature, channels, in_graph)
@@ -130,7 +133,7 @@ def chain_bias(
     return bias
 
 
-def chain_users_reason(chain: LinearChain) -> str | None:
+def _chain_users_reason(chain: LinearChain) -> str | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
         return "bias add result has other users"

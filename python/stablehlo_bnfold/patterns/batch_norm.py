@@ -21,7 +21,6 @@ from ..channels import Narrow
 from ..constants import constant_f64, float_dtype
 from .affine import (
     chain_bias,
-    chain_users_reason,
     combine,
     fold_affine,
     linear_chain,
@@ -60,9 +59,6 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     chain = linear_chain(bn.operand)
     if chain is None:
         return rw.skip(bn, "operand is not a convolution or dot_general")
-    reason = chain_users_reason(chain)
-    if reason:
-        return rw.skip(bn, reason)
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(bn, bias)

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..constants import float_dtype
-from .affine import chain_bias, chain_users_reason, combine, fold_affine, linear_chain
+from .affine import chain_bias, combine, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 from .decomposed import match_per_channel
 
@@ -31,9 +31,6 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     chain, feature, shift = match
     if sign > 0 and chain.bias_add is None:
         return rw.not_candidate(op, "already a single bias add")
-    reason = chain_users_reason(chain)
-    if reason:
-        return rw.skip(op, reason)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):

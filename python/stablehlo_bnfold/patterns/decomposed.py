@@ -19,7 +19,6 @@ from .affine import (
     LinearChain,
     PerChannel,
     chain_bias,
-    chain_users_reason,
     combine,
     fold_affine,
     linear_chain,
@@ -60,9 +59,6 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if match is None:
         return rw.not_candidate(op, "not a linear op times a per-channel value")
     chain, feature, factor = match
-    reason = chain_users_reason(chain)
-    if reason:
-        return rw.skip(op, reason)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):

@@ -28,7 +28,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import linear_layout, per_channel_f64, single_user
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense
-from .affine import LinearChain, Weights, chain_bias, chain_users_reason, fold_affine, linear_chain
+from .affine import LinearChain, Weights, chain_bias, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
@@ -59,9 +59,6 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     chain = linear_chain(widen.operand)
     if chain is None or _float_element(widen.operand) != target:
         return rw.not_candidate(op, "the widening convert is not of a linear op in the same type")
-    reason = chain_users_reason(chain)
-    if reason:
-        return rw.skip(op, reason)
     if not single_user(widen.result):
         return rw.skip(op, "widening convert result has other users")
     shape = ir.RankedTensorType(op.result.type).shape
