@@ -18,8 +18,9 @@ from . import io as _io
 from .passes import ARGUMENT as _ARGUMENT
 from .passes import run_pipeline as _run_pipeline
 from .report import FoldError, FoldReport, Recorder as _Recorder
+from .verification import Verification, verify
 
-__all__ = ["FoldError", "FoldReport", "__version__", "fold_batch_norm"]
+__all__ = ["FoldError", "FoldReport", "Verification", "__version__", "fold_batch_norm", "verify"]
 
 __version__ = "0.1.0"
 
@@ -27,12 +28,16 @@ _T = TypeVar("_T")
 
 
 @overload
-def fold_batch_norm(module: _T, *, with_report: Literal[False] = False) -> _T: ...
+def fold_batch_norm(
+    module: _T, *, with_report: Literal[False] = False, verify: bool = False
+) -> _T: ...
 @overload
-def fold_batch_norm(module: _T, *, with_report: Literal[True]) -> tuple[_T, FoldReport]: ...
+def fold_batch_norm(
+    module: _T, *, with_report: Literal[True], verify: bool = False
+) -> tuple[_T, FoldReport]: ...
 
 
-def fold_batch_norm(module, *, with_report: bool = False):
+def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
     """Fold every foldable inference batch norm into the convolution or dot_general before it.
 
     `module` may be
@@ -47,11 +52,22 @@ def fold_batch_norm(module, *, with_report: bool = False):
     since the patterns must read them and a portable artifact cannot hold them.
 
     With `with_report=True` the result is `(folded, FoldReport)`; the report lists every
-    fold and every candidate left alone, with the reason. Raises `FoldError` on input that
-    is not a valid StableHLO module.
+    fold and every candidate left alone, with the reason. With `verify=True` the original
+    and the folded module are run through XLA on the CPU (`stablehlo_bnfold.verify`) and a
+    `FoldError` is raised, with nothing changed, when an output differs beyond tolerance
+    or the module cannot be run there. Raises `FoldError` on input that is not a valid
+    StableHLO module.
 
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
     """
+    if verify and isinstance(module, ir.Module):
+        # Prove it on a copy first: a module rewritten in place cannot be given back.
+        copy = ir.Module.parse(str(module), module.context)
+        _check(module, fold_batch_norm(copy))
+    elif verify:
+        folded = fold_batch_norm(module, with_report=with_report)
+        _check(module, folded[0] if with_report else folded)
+        return folded
     recorder = _Recorder(source="<input>")
     if isinstance(module, ir.Module):
         with module.context:
@@ -79,3 +95,10 @@ def fold_batch_norm(module, *, with_report: bool = False):
             out = out.encode()  # text given as bytes comes back as bytes
         result = _exported.replace_module(module, out) if _exported.is_exported(module) else out
     return (result, report) if with_report else result
+
+
+def _check(original, folded) -> None:
+    result = verify(original, folded)
+    if not result.ok:
+        failed = [str(o) for o in result.outputs if not o.ok]
+        raise FoldError(f"fold not verified: {failed[0] if failed else result}")

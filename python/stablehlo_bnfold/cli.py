@@ -2,9 +2,11 @@
 
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
-        [--split-input-file] [--emit-bytecode] [--report[=text|json]] [--debug]
+        [--split-input-file] [--emit-bytecode] [--report[=text|json]] [--verify]
+        [--allow-unregistered-dialect] [--debug]
 
-Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage. Problems print one line
+Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
+output that differs beyond tolerance, or could not run the module (no output is written). Problems print one line
 to stderr (`file:line:col: error: ...` when located, else `stablehlo-bnfold-opt: error:
 ...`), with a traceback only under --debug. Output files are written to a temporary file
 beside the target and renamed, so a failure leaves nothing half-written and an input given
@@ -16,6 +18,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+
+# XLA's C++ logging prints INFO lines to stderr when --verify starts the CPU backend; the
+# CLI's stderr is for its own one-line messages.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import re
 import sys
 import tempfile
@@ -27,13 +33,15 @@ from . import io as bnio
 from .passes import ARGUMENT
 from .report import FoldError, FoldReport, Recorder
 from .passes import run_pipeline
+from .verification import verify
 
-__all__ = ["EXIT_INPUT_ERROR", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_INPUT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_VERIFY_FAILED", "main"]
 
 PROG = "stablehlo-bnfold-opt"
 EXIT_OK = 0
 EXIT_INPUT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_VERIFY_FAILED = 3
 
 _SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
 
@@ -61,7 +69,8 @@ def _parser() -> argparse.ArgumentParser:
             "StableHLO module (MLIR text, MLIR bytecode or a StableHLO portable artifact)."
         ),
         epilog=(
-            "Exit codes: 0 success, 1 bad input or a failed pass, 2 bad usage. "
+            "Exit codes: 0 success, 1 bad input or a failed pass, 2 bad usage, "
+            "3 --verify failed or could not run the module (nothing written). "
             "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm"
         ),
     )
@@ -102,6 +111,13 @@ def _parser() -> argparse.ArgumentParser:
         const="text",
         choices=("text", "json"),
         help="print every fold and every candidate left alone, with the reason, to stderr",
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="run the original and the folded module through XLA on the CPU on seeded "
+        "random inputs, print one line per output to stderr, and exit 3 without writing "
+        "anything if one differs beyond tolerance or cannot be run",
     )
     parser.add_argument(
         "--allow-unregistered-dialect",
@@ -158,7 +174,7 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     chunks = _chunks(data) if args.split_input_file and isinstance(data, str) else [data]
     outputs: list[str | bytes] = []
     report = FoldReport()
-    failed = False
+    failed = unverified = False
     for chunk in chunks:
         try:
             out, chunk_report = _process(chunk, source, pipeline, args)
@@ -170,8 +186,15 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             continue
         outputs.append(out)
         report = report.merged(chunk_report)
+        if args.verify:
+            verification = verify(chunk, out)
+            for line in verification.lines():
+                print(f"{source}: {line}", file=sys.stderr)
+            unverified |= not verification.ok
     if args.report:
         print(report.to_json() if args.report == "json" else report.to_text(), file=sys.stderr)
+    if unverified:
+        return EXIT_VERIFY_FAILED
     if outputs:
         _write(args.output, _join(outputs))
     return EXIT_INPUT_ERROR if failed else EXIT_OK

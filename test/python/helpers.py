@@ -10,35 +10,18 @@ from __future__ import annotations
 import pathlib
 from dataclasses import dataclass
 
-import jax
 import ml_dtypes
 import numpy as np
-from jax._src import xla_bridge
 from jax._src.interpreters.mlir import make_ir_context
-from jaxlib import _jax as xc
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
+from stablehlo_bnfold.verification import TOLERANCE, run_on_cpu
 
 TESTDATA = pathlib.Path(__file__).resolve().parents[1] / "testdata"
 
-# Tolerance on max|folded - original| / max|original|, per output element type.
-#
-# f32/f64: folding changes each output by a few roundings of the element type (f32's unit
-# roundoff is 6e-8), well inside 1e-6.
-#
-# f16/bf16: the original rounds to the element type after the linear op, after a bias add
-# and after each step of the batch norm XLA expands it into (subtract, multiply, add); the
-# folded module rounds the scaled weights, the linear op and the one add. Each rounding is
-# off by at most half an ulp of the value it rounds, and no value in these modules is much
-# larger than the largest output, so about 8 roundings of u = 2**-11 (f16) or 2**-8 (bf16)
-# bound the difference: 8u = 4 ulps of 1.0, i.e. 4 * 2**-10 for f16 and 4 * 2**-7 for bf16.
-TOLERANCE = {
-    np.dtype(np.float64): 1e-6,
-    np.dtype(np.float32): 1e-6,
-    np.dtype(np.float16): 4 * 2.0**-10,
-    np.dtype(ml_dtypes.bfloat16): 4 * 2.0**-7,
-}
+# Tolerance per output element type: the one the package's `verify` uses (its module
+# docstring gives the reasoning).
 
 _DTYPES = {
     "f16": np.dtype(np.float16),
@@ -83,19 +66,6 @@ def random_inputs(text: str, seed: int) -> list[np.ndarray]:
     """Standard-normal arguments for `@main`, from a fresh generator seeded with `seed`."""
     rng = np.random.default_rng(seed)
     return [rng.standard_normal(shape).astype(dtype) for shape, dtype in main_input_types(text)]
-
-
-def run_on_cpu(module: str | bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Compile `module` (entry `@main`) with XLA for the CPU and run it on `inputs`."""
-    backend = xla_bridge.get_backend("cpu")
-    device = backend.devices()[0]
-    executable = backend.compile_and_load(
-        module, xc.DeviceList((device,)), xc.CompileOptions()
-    )
-    with jax.enable_x64(True):  # otherwise device_put turns f64 arguments into f32
-        arguments = [jax.device_put(x, device) for x in inputs]
-    outputs = executable.execute_sharded(arguments).disassemble_into_single_device_arrays()
-    return [np.asarray(out[0]) for out in outputs]
 
 
 def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
