@@ -18,15 +18,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-
-# XLA's C++ logging prints INFO lines to stderr when --verify starts the CPU backend; the
-# CLI's stderr is for its own one-line messages.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 import re
 import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+
+import jax
 
 from . import __version__
 from . import io as bnio
@@ -150,6 +148,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--emit-bytecode cannot be combined with --split-input-file")
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
+    else:
+        # XLA logs INFO lines to stderr when --verify starts the CPU backend; the CLI's
+        # stderr is for its own one-line messages.
+        jax.config.update("jax_logging_level", "WARNING")
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:
         return _run(args, pipeline)
