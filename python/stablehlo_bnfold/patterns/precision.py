@@ -143,15 +143,19 @@ def _step(op: ir.OpView, feature: int, channels: int) -> tuple[np.ndarray, np.nd
             return "batch-norm operands are not constants"
         scale, offset, mean, variance = stats
         denominator = variance + float(ir.FloatAttr(op.epsilon).value)
-        if not all(np.all(np.isfinite(a)) for a in stats) or not np.all(denominator > 0):
-            return "batch-norm operands are not finite, or variance + epsilon is not positive"
+        if not all(np.all(np.isfinite(a)) for a in stats):
+            return "batch-norm operands are not finite"
+        if not np.all(denominator > 0):
+            return "variance + epsilon is not positive"
         s = scale / np.sqrt(denominator)
         return s, offset - mean * s
     c = per_channel_f64(_operands(op)[1], feature, channels)
     if c is None:
         return None
-    if not np.all(np.isfinite(c)) or (isinstance(op, stablehlo.DivOp) and not np.all(c != 0)):
-        return "per-channel value is not finite or divides by zero"
+    if not np.all(np.isfinite(c)):
+        return "per-channel factor is not finite"
+    if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
+        return "per-channel divisor has a zero"
     if isinstance(op, stablehlo.MulOp):
         return c, zeros
     if isinstance(op, stablehlo.DivOp):
