@@ -173,7 +173,12 @@ def _say(message: str) -> str:
 def _run(args: argparse.Namespace, pipeline: str) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     data = _read(args.input)
-    chunks = _chunks(data) if args.split_input_file and isinstance(data, str) else [data]
+    if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Failure(f"{PROG}: error: {source}: not MLIR text, bytecode or a portable artifact") from None
+    chunks = _chunks(data) if isinstance(data, str) else [data]
     outputs: list[str | bytes] = []
     report = FoldReport()
     failed = unverified = False
@@ -220,15 +225,13 @@ def _process(
 
 
 def _chunks(text: str) -> list[str]:
-    """Chunks between '// -----' lines, each padded with newlines so that line numbers in
-    diagnostics match the whole file."""
-    chunks, start, line = [], 0, 0
+    """Chunks between '// -----' lines, each padded with the newlines before it so that
+    line numbers in diagnostics are those of the whole file."""
+    chunks, start = [], 0
     for match in _SPLIT_MARKER.finditer(text):
-        piece = text[start : match.start()]
-        chunks.append("\n" * line + piece)
-        line += piece.count("\n") + 1
+        chunks.append("\n" * text.count("\n", 0, start) + text[start : match.start()])
         start = match.end()
-    chunks.append("\n" * line + text[start:])
+    chunks.append("\n" * text.count("\n", 0, start) + text[start:])
     return chunks
 
 

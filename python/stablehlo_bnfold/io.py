@@ -23,7 +23,8 @@ from .report import FoldError, describe_location
 
 __all__ = ["Format", "Loaded", "dump", "inline_resources", "load", "make_context"]
 
-_BYTECODE_MAGIC = b"ML\xefR"
+BYTECODE_MAGIC = b"ML\xefR"
+"""The first bytes of MLIR bytecode (and so of a portable artifact)."""
 _PORTABLE_PRODUCER = "StableHLO_v"
 
 
@@ -65,7 +66,7 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
     >>> load(open("model.mlir").read(), make_context(), source="model.mlir")  # doctest: +SKIP
     Loaded(module=..., format=<Format.TEXT: 'text'>, version=None)
     """
-    if isinstance(data, bytes) and not data.startswith(_BYTECODE_MAGIC):
+    if isinstance(data, bytes) and not data.startswith(BYTECODE_MAGIC):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:

@@ -261,61 +261,60 @@ def fold_affine(
     """Replace `root` (= chain * scale + shift, per channel) by the canonical form.
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
-    holds b * s + t. All-constant inputs take the exact path: float64, one rounding, and a
-    reason when a folded value is not finite in its element type; a zero bias adds
-    nothing. Otherwise the folded weights and bias are computed in the graph.
+    holds b * s + t. Constant weights times a constant scale, and a constant shift, take
+    the exact path (float64, one rounding, a reason when the result is not finite in its
+    element type; a zero bias adds nothing); anything else is computed in the graph.
     """
     channels = ir.RankedTensorType(root.result.type).shape[feature]
-    element_type = ir.ShapedType(root.result.type).element_type
-    exact = isinstance(shift, np.ndarray) and (
-        scale is None
-        or (isinstance(scale, np.ndarray) and all(w.values is not None for w in weights))
+    weights_exact = scale is None or (
+        isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
     )
-    if exact:
-        bias = round_to(float_dtype(element_type), shift)
-        if bias is None:
-            return rw.skip(root, "folded bias overflows its element type")
-    else:
-        bias = rw.vector(shift, channels, element_type)
-        if bias is None:
-            return rw.skip(root, "folded bias overflows its element type")
     in_case = chain.linear_value != chain.linear.result
-    if in_case and scale is not None and not exact:
+    if in_case and not weights_exact:
         # The factor is computed after the case; the branches cannot see it.
         return rw.skip(root, "weights in case branches are not constants")
-    scaled = []
+    builders = []
     for linear, branch_weights in zip(chain.branches, weights or ()):
         if scale is None:
             break
-        new_weights = _scaled_weights(rw, linear, branch_weights, scale, channels, exact)
-        if new_weights is None:
-            return rw.skip(root, "folded weights overflow their element type")
-        scaled.append((linear, branch_weights, new_weights))
+        build = _scaled_weights(rw, branch_weights, scale, channels, weights_exact)
+        if isinstance(build, str):
+            return rw.skip(root, build)
+        builders.append((linear, branch_weights.layout.weight_operand, build))
+    element_type = ir.ShapedType(root.result.type).element_type
+    if isinstance(shift, np.ndarray):
+        bias = round_to(float_dtype(element_type), shift)
+    else:
+        bias = rw.vector(shift, channels, element_type)
+    if bias is None:
+        return rw.skip(root, "folded bias overflows its element type")
+
     linear_result = chain.linear_value
-    for linear, branch_weights, new_weights in scaled:
-        index = branch_weights.layout.weight_operand
+    for linear, index, build in builders:
         if not in_case:
-            linear_result = rw.with_operand(linear, index, new_weights())
+            linear_result = rw.with_operand(linear, index, build())
             continue
         with rw.building_before(linear):
-            rw.replace_inside(linear, rw.with_operand(linear, index, new_weights()))
+            rw.replace_inside(linear, rw.with_operand(linear, index, build()))
     like = _full_size_operand(root, chain)
-    if exact and chain.bias_add is None and not np.any(bias):
-        return rw.folded(root, linear_result, chain.linear)
-    if exact:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
-    else:
+    if not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+    elif chain.bias_add is None and not np.any(bias):
+        return rw.folded(root, linear_result, chain.linear)
+    else:
+        added = rw.add_per_feature(linear_result, bias, feature, like)
     return rw.folded(root, added, chain.linear)
 
 
-def _scaled_weights(rw, linear, weights: Weights, scale, channels: int, exact: bool):
-    """A builder for the weights times `scale`, or None if they overflow (exact path)."""
+def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, channels: int, exact: bool):
+    """A builder for the weights times `scale`, or why there is none (exact path only)."""
     axis = weights.layout.weight_axis
     if exact:
         values = scale_along(weights.values, scale, axis, weights.dtype)
         if values is None:
-            return None
+            if not np.all(np.isfinite(weights.values)):
+                return "weights are not finite"
+            return "folded weights overflow their element type"
         return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
 
     def build() -> ir.Value:
