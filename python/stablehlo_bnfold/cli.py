@@ -30,7 +30,7 @@ from . import __version__
 from . import io as bnio
 from .passes import ARGUMENT
 from .report import FoldError, FoldReport, Recorder
-from .passes import run_pipeline
+from .passes import build_pass_manager, run_pipeline
 from .verification import verify
 
 __all__ = ["EXIT_INPUT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_VERIFY_FAILED", "main"]
@@ -45,13 +45,31 @@ _SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
 
 
 class _AppendPass(argparse.Action):
-    """Keep pass flags in command-line order, as mlir-opt does."""
+    """Keep pass flags in command-line order, as mlir-opt does. Options come only as
+    `--pass=OPTIONS` (`_split_pass_options` moves them aside), so a file named after the
+    flag is never taken for its options."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         passes = list(getattr(namespace, "passes", None) or [])
         name = option_string.lstrip("-")
-        passes.append(f"{name}{{{values}}}" if values else name)
+        options = parser.pass_options.pop(0) if name == ARGUMENT else ""
+        passes.append(f"{name}{{{options}}}" if options else name)
         namespace.passes = passes
+
+
+def _split_pass_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`--stablehlo-fold-batch-norm=OPTS` -> the bare flag, OPTS queued in order."""
+    parser.pass_options = []
+    flag = f"--{ARGUMENT}"
+    out = []
+    for arg in argv:
+        if arg == flag or arg.startswith(flag + "="):
+            parser.pass_options.append(arg.partition("=")[2])
+            arg = flag
+        elif arg.startswith(("--canonicalize=", "--cse=")):
+            parser.error(f"{arg.split('=')[0]} takes no options")
+        out.append(arg)
+    return out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,10 +95,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         f"--{ARGUMENT}",
         action=_AppendPass,
-        nargs="?",
-        metavar="OPTIONS",
+        nargs=0,
         dest="passes",
-        help="fold batch norm into convolutions and dot_generals; OPTIONS as 'max-iterations=N fold-weight-arguments=false'",
+        help="fold batch norm into convolutions and dot_generals; options as "
+        f"--{ARGUMENT}='max-iterations=N fold-weight-arguments=false'",
     )
     for name, what in (("canonicalize", "MLIR's canonicalizer"), ("cse", "common subexpression elimination")):
         parser.add_argument(
@@ -137,22 +155,23 @@ class _Failure(Exception):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; returns the exit code (the console script exits with it)."""
     parser = _parser()
-    # mlir-opt spells options `--flag=value`; argparse would read `--canonicalize=x` oddly.
-    for arg in (argv if argv is not None else sys.argv[1:]):
-        if arg.startswith(("--canonicalize=", "--cse=")):
-            parser.error(f"{arg.split('=')[0]} takes no options")
-    args = parser.parse_args(argv)
+    argv = list(argv if argv is not None else sys.argv[1:])
+    args = parser.parse_args(_split_pass_options(parser, argv))
     if args.pass_pipeline is not None and args.passes:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
         parser.error("--emit-bytecode cannot be combined with --split-input-file")
+    pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
+    try:  # a bad pipeline is a usage error, found before the input is read
+        build_pass_manager(bnio.make_context(), pipeline, Recorder())
+    except FoldError as error:
+        parser.error(str(error))
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     else:
         # XLA logs INFO lines to stderr when --verify starts the CPU backend; the CLI's
         # stderr is for its own one-line messages.
         jax.config.update("jax_logging_level", "WARNING")
-    pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:
         return _run(args, pipeline)
     except _Failure as failure:
@@ -270,7 +289,12 @@ def _write(path: str, content: str | bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         if os.path.exists(path):
-            os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+            mode = os.stat(path).st_mode & 0o7777
+        else:  # what open() would have created: 0666 less the umask
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except OSError as error:
         os.unlink(temporary)

@@ -134,8 +134,12 @@ def build_pass_manager(
 ) -> passmanager.PassManager:
     """A pass manager for `pipeline`, e.g. `builtin.module(func.func(stablehlo-fold-batch-norm),
     canonicalize)`; a bare list of elements is taken as nested in `builtin.module`."""
-    name, _, nested = _parse_element(pipeline) if pipeline.strip() else ("", "", "")
-    body = nested if name == "builtin.module" and nested is not None else pipeline
+    elements = _split_top_level(pipeline)
+    body = pipeline
+    if len(elements) == 1:
+        name, _, nested = _parse_element(elements[0])
+        if name == "builtin.module" and nested is not None:
+            body = nested
     with context:
         pm = passmanager.PassManager("builtin.module")
         pending: list[str] = []
