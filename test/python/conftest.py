@@ -1,0 +1,31 @@
+"""Hypothesis profiles for the property tests (test_properties.py).
+
+- `ci` (the default): few examples per test, derandomized so that every run draws the same
+  examples, no example database, no deadline (XLA compiles take a variable time).
+- `long`: at least 1000 examples per test, random, for a run by hand:
+
+      HYPOTHESIS_PROFILE=long python3 -m pytest -q test/python/test_properties.py
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,572 @@
+"""`stablehlo-bnfold-opt` as a user runs it: a subprocess, its exit code, stdout and stderr.
+
+Every hostile input gets one line on stderr that names the file and the problem
+(`FILE:LINE:COL: error: ...` when the problem has a place, else
+`stablehlo-bnfold-opt: error: FILE: ...`), no traceback, nothing on stdout, and the documented
+exit code: 0 success, 1 bad input or a failed pass, 2 bad usage. Output files appear whole or
+not at all, and the input is never touched.
+
+Every command runs in a fresh `tmp_path` holding a copy of examples/conv_bn.mlir as
+`model.mlir`, with relative paths, so the messages are predictable.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+import stablehlo_bnfold
+
+PROG = "stablehlo-bnfold-opt"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "conv_bn.mlir"
+BYTECODE_MAGIC = b"ML\xefR"
+
+# Where examples/conv_bn.mlir has its two batch norms.
+EXAMPLE_BATCH_NORMS = ("18:10", "24:10")
+
+# A module of two identical convolutions, one read by a batch norm and one returned: CSE
+# merges them, after which the convolution has two users and cannot be folded. So
+# `--cse --stablehlo-fold-batch-norm` folds nothing and the reverse order folds.
+TWIN_CONVOLUTIONS = """\
+func.func @main(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) {
+  %k = stablehlo.constant dense<[[[[1.0, 2.0], [3.0, 4.0]]]]> : tensor<1x1x2x2xf32>
+  %scale = stablehlo.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.1, 0.2]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  %c1 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %c2 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %bn = "stablehlo.batch_norm_inference"(%c1, %scale, %offset, %mean, %var) {epsilon = 1.0e-03 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %bn, %c2 : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>
+}
+"""
+
+# Line 2 lacks the '>' closing the tensor type: the parser stops at column 43.
+SYNTAX_ERROR = """\
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = stablehlo.add %x, %x : tensor<2xf32
+  return %y : tensor<2xf32>
+}
+"""
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one run of the tool did."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        return self.stdout.decode()
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return self.stderr.splitlines()
+
+
+def bnfold(cwd: pathlib.Path, *args: str, stdin: bytes = b"", umask: int | None = None) -> Run:
+    """Run `python -m stablehlo_bnfold.cli ARGS` in `cwd`; stdin is empty unless given, so
+    a command that wrongly reads stdin fails instead of hanging."""
+    result = subprocess.run(
+        [sys.executable, "-m", "stablehlo_bnfold.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=300,
+        preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+    )
+    return Run(result.returncode, result.stdout, result.stderr.decode(errors="replace"))
+
+
+def assert_one_error(run: Run, exit_code: int, pattern: str) -> str:
+    """The run failed with `exit_code`, printed nothing on stdout, and printed exactly one
+    line on stderr, with no traceback, that matches the regular expression `pattern`."""
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == exit_code, run.stderr
+    assert run.stdout == b"", run.stdout[:200]
+    assert len(run.stderr_lines) == 1, f"expected one line on stderr, got:\n{run.stderr}"
+    (line,) = run.stderr_lines
+    assert re.fullmatch(pattern, line), f"{line!r} does not match {pattern!r}"
+    return line
+
+
+def names_the_file(name: str) -> str:
+    """The two shapes of a message about file `name`: located, or the tool's own."""
+    file = re.escape(name)
+    return rf"(?:{file}:\d+:\d+: error: .+|{PROG}: error: {file}: .+)"
+
+
+def printed(module: str | bytes) -> str:
+    """A module (text or bytecode) as MLIR prints it."""
+    with make_ir_context():
+        return str(ir.Module.parse(module))
+
+
+def bytecode_of(text: str) -> bytes:
+    with make_ir_context():
+        buffer = io.BytesIO()
+        ir.Module.parse(text).operation.write_bytecode(buffer)
+        return buffer.getvalue()
+
+
+def portable_artifact_of(text: str, version: str) -> bytes:
+    with make_ir_context():
+        return stablehlo.serialize_portable_artifact(ir.Module.parse(text), version)
+
+
+def oldest_version() -> str:
+    """The oldest StableHLO version jaxlib writes; not the current one, so a tool that
+    ignored the input's version would be caught."""
+    version = str(stablehlo.get_minimum_version())
+    assert version != str(stablehlo.get_current_version())
+    return version
+
+
+def artifact_version(data: bytes) -> str:
+    """The StableHLO version in a portable artifact's producer string."""
+    match = re.match(rb"ML\xefR.StableHLO_v([0-9.]+)\x00", data, re.DOTALL)
+    assert match, data[:32]
+    return match.group(1).decode()
+
+
+def files_in(directory: pathlib.Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file()}
+
+
+@pytest.fixture
+def work(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A directory holding `model.mlir`, a copy of examples/conv_bn.mlir."""
+    shutil.copy(EXAMPLE, tmp_path / "model.mlir")
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def folded_example(tmp_path_factory) -> str:
+    """examples/conv_bn.mlir folded, as the tool prints it to stdout."""
+    directory = tmp_path_factory.mktemp("reference")
+    shutil.copy(EXAMPLE, directory / "model.mlir")
+    run = bnfold(directory, "model.mlir", "--stablehlo-fold-batch-norm")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    assert "batch_norm_inference" not in run.text
+    return run.text
+
+
+# --- hostile inputs ------------------------------------------------------------------------
+
+
+def test_cli_exits_1_and_names_the_file_on_missing_input(work):
+    run = bnfold(work, "missing.mlir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, rf"{PROG}: error: missing\.mlir: (?i:.*no such file.*)")
+
+
+def test_cli_exits_1_and_names_the_directory_given_as_input(work):
+    (work / "adir").mkdir()
+    run = bnfold(work, "adir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, rf"{PROG}: error: adir: (?i:.*is a directory.*)")
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\t\n  \r\n"], ids=["empty", "whitespace"])
+def test_cli_exits_1_and_says_the_input_is_empty(work, content):
+    (work / "empty.mlir").write_bytes(content)
+    run = bnfold(work, "empty.mlir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, rf"{PROG}: error: empty\.mlir: (?i:.*empty.*)")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cli_exits_1_and_names_the_file_on_random_bytes(work, seed):
+    # 0xff never occurs in UTF-8 and is not the bytecode magic: neither text nor bytecode.
+    data = b"\xff" + np.random.default_rng(seed).bytes(500)
+    (work / "random.bin").write_bytes(data)
+    run = bnfold(work, "random.bin", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, names_the_file("random.bin"))
+
+
+TRUNCATIONS = [4, 5, 12, 40, 0.5, -1]  # bytes kept: a count, a fraction, or all but -n
+
+
+def _truncated(data: bytes, keep: float) -> bytes:
+    if isinstance(keep, float):
+        return data[: int(len(data) * keep)]
+    return data[:keep]
+
+
+@pytest.mark.parametrize("keep", TRUNCATIONS)
+def test_cli_exits_1_and_names_the_file_on_truncated_bytecode(work, keep):
+    data = bytecode_of(EXAMPLE.read_text())
+    (work / "model.mlirbc").write_bytes(_truncated(data, keep))
+    run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, names_the_file("model.mlirbc"))
+
+
+@pytest.mark.parametrize("keep", TRUNCATIONS)
+def test_cli_exits_1_and_names_the_file_on_a_truncated_portable_artifact(work, keep):
+    data = portable_artifact_of(EXAMPLE.read_text(), oldest_version())
+    (work / "model.stablehlo").write_bytes(_truncated(data, keep))
+    run = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, names_the_file("model.stablehlo"))
+
+
+def test_cli_exits_1_with_file_line_col_on_a_syntax_error(work):
+    (work / "syntax.mlir").write_text(SYNTAX_ERROR)
+    run = bnfold(work, "syntax.mlir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, r"syntax\.mlir:2:43: error: \S.*")
+
+
+def test_cli_reports_a_syntax_error_in_stdin_as_stdin(work):
+    run = bnfold(work, "-", "--stablehlo-fold-batch-norm", stdin=SYNTAX_ERROR.encode())
+    assert_one_error(run, 1, r"<stdin>:2:43: error: \S.*")
+
+
+@pytest.mark.parametrize(
+    "op",
+    ['%y = "foo.bar"(%x) : (tensor<2xf32>) -> tensor<2xf32>', "%y = foo.bar %x : tensor<2xf32>"],
+    ids=["generic", "custom"],
+)
+def test_cli_exits_1_with_file_line_col_on_an_op_of_an_unknown_dialect(work, op):
+    (work / "unknown.mlir").write_text(
+        f"func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {{\n  {op}\n"
+        "  return %y : tensor<2xf32>\n}\n"
+    )
+    run = bnfold(work, "unknown.mlir", "--stablehlo-fold-batch-norm")
+    line = assert_one_error(run, 1, r"unknown\.mlir:2:\d+: error: .+")
+    # Advice to pass a flag must name a flag this tool accepts.
+    for flag in re.findall(r"(?<![\w-])--?[a-z][\w-]+", line.split(": error: ", 1)[1]):
+        usage = bnfold(work, "model.mlir", "--" + flag.lstrip("-"))
+        assert usage.returncode != 2, f"the message advises {flag}, which is a usage error: {usage.stderr}"
+
+
+def test_cli_exits_1_with_file_line_col_when_the_module_does_not_verify(work):
+    (work / "verify.mlir").write_text(
+        "func.func @main(%x: tensor<2xf32>) -> tensor<3xf32> {\n"
+        "  %y = stablehlo.add %x, %x : tensor<2xf32>\n"
+        "  return %y : tensor<2xf32>\n}\n"
+    )
+    run = bnfold(work, "verify.mlir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, r"verify\.mlir:3:3: error: .+")
+
+
+def test_cli_passes_a_module_without_functions_through_unchanged(work):
+    # Valid MLIR with nothing to fold: like mlir-opt, print it and succeed.
+    (work / "nofunc.mlir").write_text("module {\n}\n")
+    run = bnfold(work, "nofunc.mlir", "--stablehlo-fold-batch-norm", "--report")
+    assert run.returncode == 0, run.stderr
+    assert run.text == printed("module {\n}\n")
+    assert run.stderr_lines == ["folded 0, skipped 0"]
+
+
+# --- bad usage -----------------------------------------------------------------------------
+
+
+def test_cli_exits_2_on_an_unknown_flag(work):
+    run = bnfold(work, "model.mlir", "--bogus")
+    assert_one_error(run, 2, rf"{PROG}: error: .*--bogus.*")
+
+
+@pytest.mark.parametrize("option", ["bogus=1", "max-iterations=x"])
+def test_cli_exits_2_and_names_the_option_on_a_bad_pass_option(work, option):
+    run = bnfold(work, "model.mlir", f"--stablehlo-fold-batch-norm={option}")
+    assert_one_error(run, 2, rf"{PROG}: error: .*{re.escape(option.split('=')[0])}.*")
+
+
+def test_cli_exits_2_and_names_the_pass_on_an_unknown_pass_in_the_pipeline(work):
+    run = bnfold(work, "model.mlir", "--pass-pipeline=builtin.module(no-such-pass)")
+    assert_one_error(run, 2, rf"{PROG}: error: .*no-such-pass.*")
+
+
+def test_cli_exits_2_on_an_unbalanced_pipeline(work):
+    run = bnfold(work, "model.mlir", "--pass-pipeline=builtin.module(func.func(canonicalize)")
+    assert_one_error(run, 2, rf"{PROG}: error: .*pipeline.*")
+
+
+def test_cli_exits_2_when_pass_pipeline_is_combined_with_a_pass_flag(work):
+    run = bnfold(
+        work, "model.mlir", "--pass-pipeline=builtin.module(canonicalize)", "--stablehlo-fold-batch-norm"
+    )
+    assert_one_error(run, 2, rf"{PROG}: error: .*--pass-pipeline.*")
+
+
+def test_cli_reports_bad_usage_before_reading_the_input(work):
+    # A usage error is the command line's fault whatever the input holds.
+    run = bnfold(work, "missing.mlir", "--pass-pipeline=builtin.module(no-such-pass)")
+    assert_one_error(run, 2, rf"{PROG}: error: .*no-such-pass.*")
+
+
+# --- output files --------------------------------------------------------------------------
+
+
+def test_cli_exits_1_and_creates_nothing_when_the_output_directory_does_not_exist(work):
+    before = files_in(work)
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "nonexistent-dir/out.mlir")
+    assert_one_error(run, 1, rf"{PROG}: error: nonexistent-dir/out\.mlir: .+")
+    assert not (work / "nonexistent-dir").exists()
+    assert files_in(work) == before
+
+
+def test_cli_exits_1_when_the_output_is_a_directory(work):
+    (work / "adir").mkdir()
+    before = files_in(work)
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "adir")
+    assert_one_error(run, 1, rf"{PROG}: error: adir: .+")
+    assert list((work / "adir").iterdir()) == []
+    assert files_in(work) == before
+
+
+def test_cli_writes_the_output_file_with_what_it_prints_on_stdout(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "out.mlir")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b"" and run.stderr == ""
+    assert (work / "out.mlir").read_text() == folded_example
+    assert sorted(files_in(work)) == ["model.mlir", "out.mlir"]  # no temporary left behind
+
+
+def test_cli_creates_the_output_file_with_the_permissions_the_umask_allows(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "out.mlir", umask=0o022)
+    assert run.returncode == 0, run.stderr
+    assert oct((work / "out.mlir").stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_cli_replaces_its_own_input_atomically_with_the_folded_module(work, folded_example):
+    (work / "model.mlir").chmod(0o640)
+    inode = (work / "model.mlir").stat().st_ino
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "model.mlir")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b"" and run.stderr == ""
+    assert (work / "model.mlir").read_text() == folded_example
+    # Renamed over the input, not rewritten in place: a reader never sees half a file.
+    assert (work / "model.mlir").stat().st_ino != inode
+    assert (work / "model.mlir").stat().st_mode & 0o777 == 0o640
+    assert sorted(files_in(work)) == ["model.mlir"]
+
+
+@pytest.mark.parametrize("existing", [None, b"keep me\n"], ids=["absent", "present"])
+def test_cli_leaves_no_output_file_when_the_input_is_bad(work, existing):
+    (work / "syntax.mlir").write_text(SYNTAX_ERROR)
+    if existing is not None:
+        (work / "out.mlir").write_bytes(existing)
+    run = bnfold(work, "syntax.mlir", "--stablehlo-fold-batch-norm", "-o", "out.mlir")
+    assert_one_error(run, 1, r"syntax\.mlir:2:43: error: .+")
+    if existing is None:
+        assert not (work / "out.mlir").exists()
+    else:
+        assert (work / "out.mlir").read_bytes() == existing
+    assert sorted(files_in(work)) == sorted(["model.mlir", "syntax.mlir"] + (["out.mlir"] if existing else []))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--stablehlo-fold-batch-norm"],
+        ["--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "out.mlirbc"],
+        ["--stablehlo-fold-batch-norm", "-o", "nonexistent-dir/out.mlir"],
+        ["--stablehlo-fold-batch-norm=bogus=1"],
+        ["--pass-pipeline=builtin.module(func.func(stablehlo-fold-batch-norm), canonicalize)"],
+        ["--split-input-file", "--stablehlo-fold-batch-norm", "--report=json"],
+    ],
+    ids=["fold", "bytecode", "unwritable", "bad-option", "pipeline", "split"],
+)
+def test_cli_never_modifies_its_input(work, args):
+    before = (work / "model.mlir").read_bytes()
+    bnfold(work, "model.mlir", *args)
+    assert (work / "model.mlir").read_bytes() == before
+
+
+# --- formats -------------------------------------------------------------------------------
+
+
+def test_cli_reads_stdin_given_as_dash_or_no_input(work, folded_example):
+    source = EXAMPLE.read_bytes()
+    for args in (["-", "--stablehlo-fold-batch-norm"], ["--stablehlo-fold-batch-norm"]):
+        run = bnfold(work, *args, stdin=source)
+        assert run.returncode == 0, run.stderr
+        assert run.text == folded_example
+
+
+def test_cli_reads_the_file_named_after_the_pass_flag(work, folded_example):
+    # mlir-opt takes options in any order; a pass flag must not swallow the input file.
+    run = bnfold(work, "--stablehlo-fold-batch-norm", "model.mlir")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+
+
+def test_cli_emits_bytecode_that_reads_back_as_the_folded_module(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "out.mlirbc")
+    assert run.returncode == 0, run.stderr
+    data = (work / "out.mlirbc").read_bytes()
+    assert data.startswith(BYTECODE_MAGIC)
+    assert printed(data) == folded_example
+
+
+def test_cli_reads_bytecode_and_prints_the_folded_module_as_text(work, folded_example):
+    (work / "model.mlirbc").write_bytes(bytecode_of(EXAMPLE.read_text()))
+    run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+
+
+def test_cli_writes_a_portable_artifact_back_with_the_version_it_was_read_with(work):
+    version = oldest_version()
+    (work / "model.stablehlo").write_bytes(portable_artifact_of(EXAMPLE.read_text(), version))
+    run = bnfold(
+        work, "model.stablehlo", "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "out.stablehlo"
+    )
+    assert run.returncode == 0, run.stderr
+    data = (work / "out.stablehlo").read_bytes()
+    assert artifact_version(data) == version
+    with make_ir_context() as context:
+        module = str(stablehlo.deserialize_portable_artifact(context, data))
+    assert "batch_norm_inference" not in module
+    assert module.count("stablehlo.convolution") == 2
+
+
+# --- --split-input-file ----------------------------------------------------------------------
+
+
+def _split_file(*chunks: str) -> str:
+    return "// -----\n".join(chunks)
+
+
+def test_cli_split_input_file_prints_the_good_chunks_and_exits_1_on_a_bad_one(work, folded_example):
+    example = EXAMPLE.read_text()
+    (work / "split.mlir").write_text(_split_file(example, SYNTAX_ERROR, example))
+    bad_line = example.count("\n") + 1 + 2  # the marker line, then line 2 of the chunk
+    run = bnfold(work, "split.mlir", "--split-input-file", "--stablehlo-fold-batch-norm")
+    assert "Traceback" not in run.stderr
+    assert run.returncode == 1
+    assert len(run.stderr_lines) == 1, run.stderr
+    assert re.fullmatch(rf"split\.mlir:{bad_line}:43: error: .+", run.stderr_lines[0]), run.stderr
+    chunks = [c.strip() for c in run.text.split("// -----")]
+    assert chunks == [folded_example.strip()] * 2
+
+
+def test_cli_split_input_file_reports_lines_of_the_whole_file(work):
+    example = EXAMPLE.read_text()
+    (work / "split.mlir").write_text(_split_file(example, example))
+    second = example.count("\n") + 1  # lines before the second chunk
+    run = bnfold(work, "split.mlir", "--split-input-file", "--stablehlo-fold-batch-norm", "--report=json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stderr)
+    expected = [f"split.mlir:{where}" for where in EXAMPLE_BATCH_NORMS]
+    expected += [
+        f"split.mlir:{int(line) + second}:{col}"
+        for line, col in (where.split(":") for where in EXAMPLE_BATCH_NORMS)
+    ]
+    assert [f["location"] for f in report["folds"]] == expected
+
+
+# --- report --------------------------------------------------------------------------------
+
+
+def test_cli_report_prints_each_fold_and_the_totals_to_stderr(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+    lines = run.stderr_lines
+    assert lines[-1] == "folded 2, skipped 0"
+    for where, line in zip(EXAMPLE_BATCH_NORMS, lines[:-1], strict=True):
+        assert line.startswith(f"model.mlir:{where}: folded stablehlo.batch_norm_inference into ")
+
+
+def test_cli_report_json_is_data_about_each_fold(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report=json")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+    report = json.loads(run.stderr)
+    assert report["folded"] == 2 and report["skipped"] == 0 and report["skips"] == []
+    assert [f["location"] for f in report["folds"]] == [f"model.mlir:{w}" for w in EXAMPLE_BATCH_NORMS]
+    assert {f["op"] for f in report["folds"]} == {"stablehlo.batch_norm_inference"}
+    assert {f["producer"] for f in report["folds"]} == {"stablehlo.convolution"}
+
+
+def test_cli_report_json_gives_the_reason_for_a_batch_norm_left_alone(work):
+    (work / "twin.mlir").write_text(TWIN_CONVOLUTIONS)
+    run = bnfold(
+        work, "twin.mlir", "--pass-pipeline=builtin.module(cse, stablehlo-fold-batch-norm)", "--report=json"
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stderr)
+    assert report["folded"] == 0
+    assert [(s["location"], s["reason"]) for s in report["skips"]] == [
+        ("twin.mlir:9:9", "producer result has other users")
+    ]
+
+
+# --- pipelines -----------------------------------------------------------------------------
+
+
+def test_cli_pass_pipeline_mixes_our_pass_with_registered_passes(work):
+    run = bnfold(
+        work,
+        "model.mlir",
+        "--pass-pipeline=builtin.module(func.func(stablehlo-fold-batch-norm), canonicalize)",
+        "--report",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "batch_norm_inference" not in run.text
+    assert run.stderr_lines[-1] == "folded 2, skipped 0"
+    assert printed(run.text) == run.text
+
+
+@pytest.mark.parametrize("order", [["canonicalize", "cse"], ["cse", "canonicalize"]])
+def test_cli_pass_flags_run_as_the_same_pipeline_in_the_same_order(work, order):
+    flags = bnfold(work, "model.mlir", *(f"--{name}" for name in order))
+    pipeline = bnfold(work, "model.mlir", f"--pass-pipeline=builtin.module({','.join(order)})")
+    assert flags.returncode == 0, flags.stderr
+    assert pipeline.returncode == 0, pipeline.stderr
+    assert flags.text == pipeline.text
+
+
+def test_cli_runs_pass_flags_in_command_line_order(work):
+    (work / "twin.mlir").write_text(TWIN_CONVOLUTIONS)
+    cse_first = bnfold(work, "twin.mlir", "--cse", "--stablehlo-fold-batch-norm")
+    fold_first = bnfold(work, "twin.mlir", "--stablehlo-fold-batch-norm", "--cse")
+    assert cse_first.returncode == 0, cse_first.stderr
+    assert fold_first.returncode == 0, fold_first.stderr
+    assert "batch_norm_inference" in cse_first.text
+    assert "batch_norm_inference" not in fold_first.text
+
+
+# --- --version, --help, the console script -------------------------------------------------
+
+
+def test_cli_version_prints_the_package_version(work):
+    run = bnfold(work, "--version")
+    assert run.returncode == 0, run.stderr
+    assert run.text == f"{PROG} {stablehlo_bnfold.__version__}\n"
+
+
+def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
+    run = bnfold(work, "--help")
+    assert run.returncode == 0, run.stderr
+    flags = [
+        "-o", "--stablehlo-fold-batch-norm", "--canonicalize", "--cse", "--pass-pipeline",
+        "--split-input-file", "--emit-bytecode", "--report", "--verify",
+        "--allow-unregistered-dialect", "--debug", "--version", "--help",
+    ]
+    for flag in flags:
+        assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.text), flag
+    assert "Exit codes" in run.text
+
+
+def test_cli_console_script_is_installed_and_runs(work):
+    script = shutil.which(PROG)
+    assert script is not None, f"{PROG} is not on PATH; install the package with pip install -e ."
+    run = subprocess.run([script, "--version"], cwd=work, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"{PROG} {stablehlo_bnfold.__version__}\n"

@@ -1,0 +1,610 @@
+"""Property tests: generated convolution + batch_norm_inference modules, folded by the API.
+
+Hypothesis draws the structure of a module (1 to 3 spatial dimensions; a random
+permutation of the input, kernel and output dimension numbers; plain, grouped, depthwise
+and batch-grouped convolutions; strides, padding (also negative), lhs and rhs dilation,
+window reversal; f16, bf16, f32, f64; with or without a per-channel bias add, on either
+side of the add; one layer, or a chain of up to three) and a seed for numpy, which draws
+every constant. The shapes follow from StableHLO's convolution shape rules, computed here;
+the parser's verifier checks them.
+
+Invariants:
+- (a) the folded module computes the same function: XLA on the CPU, seeded inputs,
+  `helpers.TOLERANCE` per element type and layer (see `assert_folds_to_the_same_function`);
+- (b) folding is idempotent: folding the folded text gives the same text;
+- (c) every batch norm after a convolution is folded, and the report says so;
+- (d) an unsafe variant (the convolution has a second user, variance + epsilon <= 0, NaN
+  in scale, weights that would overflow f16) comes back exactly as MLIR prints the input,
+  with the reason in the report;
+- (e) the folded module round-trips through MLIR bytecode and StableHLO portable artifacts
+  (the oldest and the current version), and folding either of those gives the same module
+  as folding the text.
+
+CI runs the `ci` profile from conftest.py (few examples, derandomized). For a long run:
+
+    HYPOTHESIS_PROFILE=long python3 -m pytest -q test/python/test_properties.py
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, replace
+
+import ml_dtypes
+import numpy as np
+import pytest
+from helpers import TOLERANCE, count_batch_norms, random_inputs, run_on_cpu
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+import stablehlo_bnfold
+
+PROFILE = settings()  # the profile conftest.py loaded
+
+
+def examples(ci: int) -> settings:
+    """`ci` examples under the `ci` profile; the loaded profile's count under any other
+    (`long` runs >= 1000 per test)."""
+    if PROFILE.max_examples >= 1000:
+        return settings(PROFILE)
+    return settings(PROFILE, max_examples=ci)
+
+
+_DTYPES = {
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+}
+
+
+@dataclass(frozen=True)
+class Conv:
+    """A convolution followed (through an optional bias add) by a batch norm.
+
+    Layouts name what each dimension holds, position by position: the input's
+    `b`, `f` and spatial `0`, `1`, ...; the kernel's `o`, `i` and spatial; the output's
+    `b`, `f` and spatial, exactly as the convolution's pretty form prints them.
+    """
+
+    element: str
+    input_layout: tuple[str, ...]
+    kernel_layout: tuple[str, ...]
+    output_layout: tuple[str, ...]
+    batch: int
+    in_features: int
+    out_features: int
+    feature_groups: int
+    batch_groups: int
+    input_spatial: tuple[int, ...]
+    kernel_spatial: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[tuple[int, int], ...]
+    lhs_dilate: tuple[int, ...]
+    rhs_dilate: tuple[int, ...]
+    reverse: tuple[bool, ...]
+    bias: str | None  # None, "after" (conv + bias) or "before" (bias + conv)
+    epsilon: float
+    seed: int
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _DTYPES[self.element]
+
+    @property
+    def spatial(self) -> int:
+        return len(self.input_spatial)
+
+    @property
+    def output_spatial(self) -> tuple[int, ...]:
+        """StableHLO's convolution output size per spatial dimension."""
+        sizes = []
+        for n, k, s, (lo, hi), ld, rd in zip(
+            self.input_spatial, self.kernel_spatial, self.stride, self.pad,
+            self.lhs_dilate, self.rhs_dilate,
+        ):
+            padded = (n - 1) * ld + 1 + lo + hi
+            window = (k - 1) * rd + 1
+            sizes.append((padded - window) // s + 1)
+        return tuple(sizes)
+
+    def _shape(self, layout: tuple[str, ...], sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(sizes[label] for label in layout)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        sizes = {"b": self.batch, "f": self.in_features}
+        sizes.update({str(d): n for d, n in enumerate(self.input_spatial)})
+        return self._shape(self.input_layout, sizes)
+
+    @property
+    def kernel_shape(self) -> tuple[int, ...]:
+        sizes = {"o": self.out_features, "i": self.in_features // self.feature_groups}
+        sizes.update({str(d): n for d, n in enumerate(self.kernel_spatial)})
+        return self._shape(self.kernel_layout, sizes)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        sizes = {"b": self.batch // self.batch_groups, "f": self.out_features}
+        sizes.update({str(d): n for d, n in enumerate(self.output_spatial)})
+        return self._shape(self.output_layout, sizes)
+
+    @property
+    def feature_index(self) -> int:
+        return self.output_layout.index("f")
+
+    @property
+    def kernel_output_axis(self) -> int:
+        return self.kernel_layout.index("o")
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The module's constants, in float64 before rounding to the element type."""
+
+    kernel: np.ndarray
+    bias: np.ndarray
+    scale: np.ndarray
+    offset: np.ndarray
+    mean: np.ndarray
+    variance: np.ndarray
+
+
+def draw_stats(conv: Conv) -> Stats:
+    """He-scaled weights and typical trained batch-norm statistics, from `conv.seed`."""
+    rng = np.random.default_rng(conv.seed)
+    fan_in = (conv.in_features // conv.feature_groups) * int(np.prod(conv.kernel_spatial))
+    c = conv.out_features
+    return Stats(
+        kernel=rng.standard_normal(conv.kernel_shape) / np.sqrt(fan_in),
+        bias=rng.normal(0.0, 0.2, c),
+        scale=rng.uniform(0.5, 1.5, c) * rng.choice([-1.0, 1.0], c),
+        offset=rng.normal(0.0, 0.2, c),
+        mean=rng.normal(0.0, 0.2, c),
+        variance=rng.uniform(0.3, 2.0, c),
+    )
+
+
+def _tensor(shape: tuple[int, ...], element: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+
+def _ints(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _constant(name: str, values: np.ndarray, element: str) -> str:
+    """A constant holding `values` rounded once to the element type, written exactly: 1-D
+    as float64 decimals (every f16, bf16 and f32 value is one) or, for NaN and infinities,
+    their bits in hex; anything else as raw hex bytes."""
+    values = np.asarray(values, dtype=np.float64).astype(_DTYPES[element])
+    if values.ndim == 1:
+        bits = values.view(f"u{values.dtype.itemsize}")
+        body = "[" + ", ".join(
+            repr(float(v)) if np.isfinite(v) else f"0x{int(b):0{2 * values.dtype.itemsize}X}"
+            for v, b in zip(values, bits)
+        ) + "]"
+    else:
+        raw = values.view(np.uint16) if element == "bf16" else values
+        body = '"0x' + raw.astype(raw.dtype.newbyteorder("<")).tobytes().hex().upper() + '"'
+    return f"  %{name} = stablehlo.constant dense<{body}> : {_tensor(values.shape, element)}"
+
+
+def _layer(conv: Conv, stats: Stats, x: str, n: int) -> tuple[list[str], str, str]:
+    """The lines of layer `n`, reading value `x`: (lines, the batch norm's operand, the
+    batch norm's result). Names end in `n`, so layers can be chained."""
+    e = conv.element
+    xt, kt, yt = (_tensor(s, e) for s in (conv.input_shape, conv.kernel_shape, conv.output_shape))
+    vector = _tensor((conv.out_features,), e)
+    window = (
+        f"stride = {_ints(conv.stride)}, "
+        f"pad = [{', '.join(_ints(p) for p in conv.pad)}], "
+        f"lhs_dilate = {_ints(conv.lhs_dilate)}, rhs_dilate = {_ints(conv.rhs_dilate)}, "
+        f"reverse = [{', '.join('true' if r else 'false' for r in conv.reverse)}]"
+    )
+    dims = (
+        f"[{', '.join(conv.input_layout)}]x[{', '.join(conv.kernel_layout)}]"
+        f"->[{', '.join(conv.output_layout)}]"
+    )
+    lines = [
+        _constant(f"k{n}", stats.kernel, e),
+        f"  %conv{n} = stablehlo.convolution({x}, %k{n}) dim_numbers = {dims}, "
+        f"window = {{{window}}} {{batch_group_count = {conv.batch_groups} : i64, "
+        f"feature_group_count = {conv.feature_groups} : i64}} : ({xt}, {kt}) -> {yt}",
+    ]
+    operand = f"%conv{n}"
+    if conv.bias is not None:
+        pair = f"%conv{n}, %bias{n}" if conv.bias == "after" else f"%bias{n}, %conv{n}"
+        lines += [
+            _constant(f"b{n}", stats.bias, e),
+            f"  %bias{n} = stablehlo.broadcast_in_dim %b{n}, dims = [{conv.feature_index}] "
+            f": ({vector}) -> {yt}",
+            f"  %y{n} = stablehlo.add {pair} : {yt}",
+        ]
+        operand = f"%y{n}"
+    for name in ("scale", "offset", "mean", "variance"):
+        lines.append(_constant(f"{name}{n}", getattr(stats, name), e))
+    epsilon = repr(float(np.float32(conv.epsilon)))
+    lines.append(
+        f'  %bn{n} = "stablehlo.batch_norm_inference"({operand}, %scale{n}, %offset{n}, '
+        f"%mean{n}, %variance{n}) {{epsilon = {epsilon} : f32, "
+        f"feature_index = {conv.feature_index} : i64}}"
+        f" : ({yt}, {vector}, {vector}, {vector}, {vector}) -> {yt}"
+    )
+    return lines, operand, f"%bn{n}"
+
+
+def module_text(
+    layers: Conv | tuple[Conv, ...],
+    stats: tuple[Stats, ...] | None = None,
+    *,
+    second_user: bool = False,
+) -> str:
+    """The StableHLO text of `@main(x)`: each layer is `batch_norm_inference(conv(.) [+ bias])`
+    and reads the previous one.
+
+    `stats` gives each layer's constants (default: `draw_stats`). With `second_user` the
+    first convolution's result (or its bias add's) is returned as well.
+    """
+    layers = (layers,) if isinstance(layers, Conv) else layers
+    stats = stats or tuple(draw_stats(conv) for conv in layers)
+    lines, value, second = [], "%x", None
+    for n, (conv, constants) in enumerate(zip(layers, stats, strict=True)):
+        body, operand, value = _layer(conv, constants, value, n)
+        lines += body
+        second = second or operand
+    out = _tensor(layers[-1].output_shape, layers[-1].element)
+    results, types = [value], [out]
+    if second_user:
+        results.append(second)
+        types.append(_tensor(layers[0].output_shape, layers[0].element))
+    lines.append(f"  return {', '.join(results)} : {', '.join(types)}")
+    x = _tensor(layers[0].input_shape, layers[0].element)
+    return "\n".join([f"func.func @main(%x: {x}) -> ({', '.join(types)}) {{", *lines, "}", ""])
+
+
+def magnitude_text(layers: tuple[Conv, ...]) -> str:
+    """A float64 module that bounds, element by element, every intermediate value of
+    `module_text(layers)` when run on |x|.
+
+    Each layer computes |s| * (conv(|x|, |K|) + |bias| + |mean|) + |offset|, with
+    s = scale / sqrt(variance + epsilon) and the constants as the module stores them (rounded
+    to its element type): a batch norm with scale |scale|, mean -|mean| and offset |offset|,
+    after a bias add of |bias|. Every value the original or the folded module computes is,
+    up to rounding, at most this in magnitude."""
+    wide, stats = [], []
+    for conv in layers:
+        held = {
+            name: np.asarray(value).astype(conv.dtype).astype(np.float64)
+            for name, value in vars(draw_stats(conv)).items()
+        }
+        wide.append(replace(conv, element="f64", bias="after"))
+        stats.append(
+            Stats(
+                kernel=np.abs(held["kernel"]),
+                bias=np.abs(held["bias"]) if conv.bias else np.zeros_like(held["bias"]),
+                scale=np.abs(held["scale"]),
+                offset=np.abs(held["offset"]),
+                mean=-np.abs(held["mean"]),
+                variance=held["variance"],
+            )
+        )
+    return module_text(tuple(wide), tuple(stats))
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(2, n + 1) if n % d == 0]
+
+
+@st.composite
+def convolutions(draw, elements=tuple(_DTYPES), after: Conv | None = None) -> Conv:
+    """Any convolution StableHLO accepts within small sizes, followed by a batch norm;
+    `after` fixes the input to that layer's output (element type, layout and shape)."""
+    if after is None:
+        element = draw(st.sampled_from(elements))
+        spatial = draw(st.integers(1, 3))
+        names = [str(d) for d in range(spatial)]
+        input_layout = tuple(draw(st.permutations(["b", "f", *names])))
+        batch, in_features, input_spatial = draw(st.integers(1, 4)), draw(st.integers(1, 6)), None
+    else:
+        element, spatial = after.element, after.spatial
+        names = [str(d) for d in range(spatial)]
+        input_layout = after.output_layout
+        batch = after.batch // after.batch_groups
+        in_features, input_spatial = after.out_features, after.output_spatial
+    kernel_layout = tuple(draw(st.permutations(["o", "i", *names])))
+    output_layout = tuple(draw(st.permutations(["b", "f", *names])))
+
+    kinds = ["plain"]
+    kinds += ["grouped"] if _divisors(in_features) else []
+    kinds += ["depthwise"] if in_features > 1 else []
+    kinds += ["batch_grouped"] if _divisors(batch) else []
+    kind = draw(st.sampled_from(kinds))
+    feature_groups = batch_groups = 1
+    if kind == "grouped":
+        feature_groups = draw(st.sampled_from(_divisors(in_features)))
+        out_features = feature_groups * draw(st.integers(1, 2))
+    elif kind == "depthwise":  # one input feature per group, a channel multiplier
+        feature_groups = in_features
+        out_features = in_features * draw(st.integers(1, 2))
+    elif kind == "batch_grouped":
+        batch_groups = draw(st.sampled_from(_divisors(batch)))
+        out_features = batch_groups * draw(st.integers(1, 2))
+    else:
+        out_features = draw(st.integers(1, 5))
+
+    kernel_spatial, sizes, stride, pad = [], [], [], []
+    lhs_dilate, rhs_dilate, reverse = [], [], []
+    for d in range(spatial):
+        k = draw(st.integers(1, 3))
+        rd = draw(st.integers(1, 2))
+        lo, hi = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
+        window = (k - 1) * rd + 1
+        if input_spatial is None:
+            ld = draw(st.integers(1, 2))
+            # Smallest input whose dilated, padded size still holds one window.
+            smallest = max(1, -(-(window - lo - hi - 1) // ld) + 1)
+            n = smallest + draw(st.integers(0, 3))
+        else:
+            n = input_spatial[d]
+            ld = draw(st.integers(1, 2)) if n <= 6 else 1  # keep chained layers small
+            hi += max(0, window - ((n - 1) * ld + 1 + lo + hi))  # pad up to one window
+        kernel_spatial.append(k)
+        sizes.append(n)
+        stride.append(draw(st.integers(1, 2)))
+        pad.append((lo, hi))
+        lhs_dilate.append(ld)
+        rhs_dilate.append(rd)
+        reverse.append(draw(st.booleans()))
+
+    conv = Conv(
+        element=element,
+        input_layout=input_layout,
+        kernel_layout=kernel_layout,
+        output_layout=output_layout,
+        batch=batch,
+        in_features=in_features,
+        out_features=out_features,
+        feature_groups=feature_groups,
+        batch_groups=batch_groups,
+        input_spatial=tuple(sizes),
+        kernel_spatial=tuple(kernel_spatial),
+        stride=tuple(stride),
+        pad=tuple(pad),
+        lhs_dilate=tuple(lhs_dilate),
+        rhs_dilate=tuple(rhs_dilate),
+        reverse=tuple(reverse),
+        bias=draw(st.sampled_from([None, "after", "before"])),
+        epsilon=draw(st.sampled_from([1e-5, 1e-3, 0.1])),
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )
+    assume(not aborts_xla(conv))
+    return conv
+
+
+def aborts_xla(conv: Conv) -> bool:
+    """Whether XLA on the CPU aborts the process compiling `conv` (jaxlib 0.10.2).
+
+    XLA's ConvOperandSwapper (xla/hlo/transforms/simplifiers/conv_operand_swapper.cc)
+    copies a spatial dimension it takes for a "group" dimension (lhs dilation == window
+    size, stride == window size - 1, no padding, rhs dilation or reversal) unchanged into
+    the swapped convolution, whose window then no longer matches its kernel, and
+    algebraic_simplifier.cc:586 fails a CHECK ("Window dimensions do not match RHS
+    shape"). It swaps only ungrouped convolutions, but grouped ones reach it after XLA has
+    expanded their groups. The original module already aborts, so this is no fold's
+    doing; such convolutions are not drawn. Smallest case:
+    `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`, input 1x5x1x1, kernel 2x2x1x1,
+    `window = {stride = [1, 2], pad = [[0, 0], [1, 1]], lhs_dilate = [2, 1]}`."""
+    return any(
+        ld == k and s == k - 1 and pad == (0, 0) and rd == 1 and not reverse
+        for k, s, pad, ld, rd, reverse in zip(
+            conv.kernel_spatial, conv.stride, conv.pad, conv.lhs_dilate, conv.rhs_dilate,
+            conv.reverse,
+        )
+    )
+
+
+@st.composite
+def chains(draw, elements=tuple(_DTYPES), longest: int = 3) -> tuple[Conv, ...]:
+    """1 to `longest` layers, each reading the one before."""
+    layers = [draw(convolutions(elements))]
+    for _ in range(draw(st.integers(0, longest - 1))):
+        layers.append(draw(convolutions(after=layers[-1])))
+    return tuple(layers)
+
+
+def printed(text: str) -> str:
+    """`text` parsed and printed by MLIR with no pass: what an unchanged module looks like."""
+    with make_ir_context():
+        return str(ir.Module.parse(text))
+
+
+def fold(text: str) -> tuple[str, stablehlo_bnfold.FoldReport]:
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    assert isinstance(folded, str)
+    return folded, report
+
+
+# --- (a) the same function, (c) nothing left ---------------------------------------------
+
+
+def assert_folds_to_the_same_function(layers: tuple[Conv, ...], seed: int) -> None:
+    """Fold `module_text(layers)`; no batch norm may be left and, on seeded inputs, XLA on
+    the CPU must compute the same outputs for the folded module and the original.
+
+    The tolerance is `helpers.TOLERANCE` of the element type per layer, relative to
+    max(|max output|, the magnitude bound of `magnitude_text` for that element). That is
+    `fold_and_compare`'s check except where an output is much smaller than the values it
+    is computed from: there the rounding differences (each relative to those values) can
+    exceed the tolerance relative to the output, as in a one-element output where bias,
+    mean and offset nearly cancel (f16: 1e-3 out of values near 0.5)."""
+    text = module_text(layers)
+    folded, report = fold(text)
+    assert count_batch_norms(folded) == 0, report
+    assert report.folded == len(layers) and report.skips == ()
+
+    inputs = random_inputs(text, seed)
+    (expected,) = run_on_cpu(text, inputs)
+    (actual,) = run_on_cpu(folded, inputs)
+    (bound,) = run_on_cpu(magnitude_text(layers), [np.abs(x.astype(np.float64)) for x in inputs])
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    expected, actual = expected.astype(np.float64), actual.astype(np.float64)
+    assert np.all(np.isfinite(expected)) and np.all(np.isfinite(actual))
+    scale = np.maximum(bound, np.max(np.abs(expected)))
+    tolerance = TOLERANCE[layers[0].dtype] * len(layers)
+    error = np.abs(actual - expected) / scale
+    worst = np.unravel_index(np.argmax(error), error.shape)
+    assert error[worst] <= tolerance, (
+        f"at {worst}: original {expected[worst]}, folded {actual[worst]}, "
+        f"magnitude {bound[worst]}: error {error[worst]:.3g} > {tolerance:.3g}"
+    )
+
+
+@examples(ci=60)
+@given(conv=convolutions(), data_seed=st.integers(0, 2**32 - 1))
+def test_folded_module_computes_what_the_original_computes(conv, data_seed):
+    assert_folds_to_the_same_function((conv,), data_seed)
+
+
+@examples(ci=20)
+@given(layers=chains(), data_seed=st.integers(0, 2**32 - 1))
+def test_folded_chain_of_layers_computes_what_the_original_computes(layers, data_seed):
+    assert_folds_to_the_same_function(layers, data_seed)
+
+
+# --- (b) idempotent, (c) every foldable pair folded ---------------------------------------
+
+
+@examples(ci=150)
+@given(layers=chains())
+def test_folding_folds_every_pair_and_folding_again_changes_nothing(layers):
+    text = module_text(layers)
+    folded, report = fold(text)
+    assert count_batch_norms(folded) == 0, report
+    assert report.folded == len(layers)
+    assert report.skips == ()
+    again, second = fold(folded)
+    assert again == folded
+    assert second.folded == 0
+
+
+# --- (d) unsafe variants are left exactly as they were ------------------------------------
+
+
+def _unsafe(conv: Conv, variant: str, rng: np.random.Generator) -> tuple[str, str]:
+    """(module text, the reason the report must give) for one unsafe variant of `conv`."""
+    stats = draw_stats(conv)
+    c = int(rng.integers(conv.out_features))  # the channel that makes it unsafe
+    if variant == "second_user":
+        return module_text(conv, (stats,), second_user=True), (
+            "bias add result has other users" if conv.bias else "producer result has other users"
+        )
+    if variant == "variance_plus_epsilon_zero":
+        # epsilon 0.25 and variance -0.25 are exact in every element type: the sum is 0.
+        conv = replace(conv, epsilon=0.25)
+        variance = stats.variance.copy()
+        variance[c] = -0.25
+        return module_text(conv, (replace(stats, variance=variance),)), (
+            "variance + epsilon is not positive"
+        )
+    if variant == "negative_variance":
+        variance = stats.variance.copy()
+        variance[c] = -1.0
+        return module_text(conv, (replace(stats, variance=variance),)), (
+            "variance + epsilon is not positive"
+        )
+    if variant == "nan_scale":
+        scale = stats.scale.copy()
+        scale[c] = np.nan
+        return module_text(conv, (replace(stats, scale=scale),)), (
+            "batch-norm operands are not finite"
+        )
+    assert variant == "f16_overflow"
+    # One weight of channel c near f16's largest finite value (65504), scaled by 4.
+    conv = replace(conv, element="f16")
+    kernel = np.moveaxis(stats.kernel.copy(), conv.kernel_output_axis, 0)
+    kernel[(c,) + (0,) * (kernel.ndim - 1)] = 60000.0
+    kernel = np.moveaxis(kernel, 0, conv.kernel_output_axis)
+    scale, variance = stats.scale.copy(), stats.variance.copy()
+    scale[c], variance[c] = 4.0, 1.0 - conv.epsilon
+    unsafe = replace(stats, kernel=kernel, scale=scale, variance=variance)
+    return module_text(conv, (unsafe,)), (
+        "folded weights overflow their element type"
+    )
+
+
+UNSAFE = ("second_user", "variance_plus_epsilon_zero", "negative_variance", "nan_scale", "f16_overflow")
+
+
+@examples(ci=150)
+@given(conv=convolutions(), variant=st.sampled_from(UNSAFE), seed=st.integers(0, 2**32 - 1))
+def test_unsafe_variants_are_left_exactly_as_mlir_prints_them(conv, variant, seed):
+    text, reason = _unsafe(conv, variant, np.random.default_rng(seed))
+    folded, report = fold(text)
+    assert folded == printed(text)
+    assert report.folded == 0
+    assert [s.reason for s in report.skips] == [reason]
+
+
+# --- (e) bytecode and portable artifacts ---------------------------------------------------
+
+
+def _bytecode(module: ir.Module) -> bytes:
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
+def _through_artifact(module: ir.Module, version: str, context: ir.Context) -> str:
+    """`module` written as a portable artifact of `version` and read back, as text.
+
+    Reading back legalizes VHLO, which drops attributes that hold their default value
+    (an all-ones stride, zero padding), so this is compared with itself, not with the
+    text the module was written from."""
+    artifact = stablehlo.serialize_portable_artifact(module, version)
+    return str(stablehlo.deserialize_portable_artifact(context, artifact))
+
+
+@examples(ci=60)
+@given(conv=convolutions(), oldest=st.booleans())
+def test_folded_module_round_trips_through_bytecode_and_portable_artifacts(conv, oldest):
+    text = module_text(conv)
+    folded, _ = fold(text)
+    with make_ir_context() as context:
+        version = str(stablehlo.get_minimum_version() if oldest else stablehlo.get_current_version())
+        module = ir.Module.parse(folded)
+        assert str(ir.Module.parse(_bytecode(module))) == folded
+        once = _through_artifact(module, version, context)
+        assert _through_artifact(ir.Module.parse(once), version, context) == once
+
+        # Folding the bytecode or the artifact of the original gives the same module as
+        # folding its text.
+        original = ir.Module.parse(text)
+        from_bytecode = stablehlo_bnfold.fold_batch_norm(_bytecode(original))
+        assert isinstance(from_bytecode, bytes)
+        assert str(ir.Module.parse(from_bytecode)) == folded
+        from_artifact = stablehlo_bnfold.fold_batch_norm(
+            stablehlo.serialize_portable_artifact(original, version)
+        )
+        assert isinstance(from_artifact, bytes)
+        assert str(stablehlo.deserialize_portable_artifact(context, from_artifact)) == once
+
+
+@pytest.mark.parametrize("element", sorted(_DTYPES))
+def test_the_generator_writes_modules_that_verify_in_every_element_type(element):
+    """A guard on the generator itself: a module it writes parses and verifies, so a
+    property failure is about the fold and not about the text."""
+    conv = Conv(
+        element=element, input_layout=("b", "0", "1", "f"), kernel_layout=("0", "1", "i", "o"),
+        output_layout=("b", "f", "0", "1"), batch=2, in_features=3, out_features=4,
+        feature_groups=1, batch_groups=1, input_spatial=(5, 4), kernel_spatial=(3, 2),
+        stride=(2, 1), pad=((1, 0), (0, 1)), lhs_dilate=(1, 2), rhs_dilate=(2, 1),
+        reverse=(True, False), bias="after", epsilon=1e-3, seed=7,
+    )
+    assert conv.output_shape == (2, 4, 1, 7)
+    text = module_text(conv)
+    assert printed(text).count("stablehlo.convolution") == 1
+    assert count_batch_norms(text) == 1
