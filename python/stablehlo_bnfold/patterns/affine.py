@@ -32,13 +32,15 @@ from ..channels import (
     per_channel_source,
     single_user,
 )
-from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
 from .base import FoldRewriter, Outcome
 
 __all__ = [
+    "AFFINE_OPS",
     "LinearChain",
     "PerChannel",
     "Weights",
+    "affine_step",
     "chain_bias",
     "combine",
     "fold_affine",
@@ -49,6 +51,9 @@ __all__ = [
 ]
 
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp)
+
+AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
+"""Elementwise ops that are a per-channel affine map when one operand is per-channel."""
 
 PerChannel = Union[np.ndarray, Narrow, ir.Value]
 """A per-channel vector: float64 values, a narrow IR value, or an IR vector of shape [C]."""
@@ -333,3 +338,40 @@ def _full_size_operand(root: ir.OpView, chain: LinearChain) -> ir.Value:
         if operand != chain_value and operand.type == root.result.type:
             return operand
     return chain_value
+
+
+def affine_step(
+    op: ir.OpView, feature: int, channels: int, constant: ir.Value | None
+) -> tuple[np.ndarray, np.ndarray] | str | None:
+    """(s, t) with op(y) = y * s + t along `feature`, in float64, for a batch norm or for an
+    `AFFINE_OPS` op whose operand `constant` is per-channel there (the other operand is y;
+    a subtract or divide has y on the left). None if it is not per-channel along
+    `feature`; a reason when it is but cannot be folded (non-constant or non-finite
+    statistics, variance + epsilon <= 0, a zero divisor)."""
+    zeros, ones = np.zeros(channels), np.ones(channels)
+    if isinstance(op, stablehlo.BatchNormInferenceOp):
+        if op.feature_index.value != feature:
+            return None
+        stats = [constant_f64(v) for v in (op.scale, op.offset, op.mean, op.variance)]
+        if any(s is None for s in stats):
+            return "batch-norm operands are not constants"
+        scale, offset, mean, variance = stats
+        denominator = variance + float(ir.FloatAttr(op.epsilon).value)
+        if not all(np.all(np.isfinite(a)) for a in stats):
+            return "batch-norm operands are not finite"
+        if not np.all(denominator > 0):
+            return "variance + epsilon is not positive"
+        s = scale / np.sqrt(denominator)
+        return s, offset - mean * s
+    c = per_channel_f64(constant, feature, channels)
+    if c is None:
+        return None
+    if not np.all(np.isfinite(c)):
+        return "per-channel factor is not finite"
+    if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
+        return "per-channel divisor has a zero"
+    if isinstance(op, stablehlo.MulOp):
+        return c, zeros
+    if isinstance(op, stablehlo.DivOp):
+        return 1.0 / c, zeros
+    return ones, (c if isinstance(op, stablehlo.AddOp) else -c)

@@ -26,14 +26,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import linear_layout, per_channel_f64, single_user
-from ..constants import constant_attr, constant_f64, float_dtype, read_dense
-from .affine import LinearChain, Weights, chain_bias, fold_affine, linear_chain
+from ..channels import linear_layout, single_user
+from ..constants import constant_attr, float_dtype, read_dense
+from .affine import AFFINE_OPS, LinearChain, Weights, affine_step, chain_bias, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
-
-_AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
 
 
 def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
@@ -91,7 +89,7 @@ def _island(value: ir.Value) -> tuple[list[ir.OpView], stablehlo.ConvertOp] | No
         if isinstance(owner, stablehlo.BatchNormInferenceOp):
             steps.append(owner)
             value = owner.operand
-        elif isinstance(owner, _AFFINE_OPS):
+        elif isinstance(owner, AFFINE_OPS):
             steps.append(owner)
             value = _operands(owner)[0]
         else:
@@ -104,7 +102,7 @@ def _operands(op: ir.OpView) -> tuple[ir.Value, ir.Value]:
     side is itself a chain op."""
     if isinstance(op, (stablehlo.SubtractOp, stablehlo.DivOp)):
         return op.lhs, op.rhs
-    down = _AFFINE_OPS + (stablehlo.ConvertOp, stablehlo.BatchNormInferenceOp)
+    down = AFFINE_OPS + (stablehlo.ConvertOp, stablehlo.BatchNormInferenceOp)
     if isinstance(op.lhs.owner, down):
         return op.lhs, op.rhs
     return op.rhs, op.lhs
@@ -120,7 +118,7 @@ def _affine_of(
         channels = shape[feature]
         scale, shift = np.ones(channels), np.zeros(channels)
         for step in reversed(steps):
-            update = _step(step, feature, channels)
+            update = affine_step(step, feature, channels, _operands(step)[1])
             if update is None:
                 break
             if isinstance(update, str):
@@ -130,37 +128,6 @@ def _affine_of(
         else:
             return feature, scale, shift
     return "the chain is not per-channel constants along the output feature"
-
-
-def _step(op: ir.OpView, feature: int, channels: int) -> tuple[np.ndarray, np.ndarray] | str | None:
-    """(s, t) of one affine op along `feature`; None if not per-channel there."""
-    zeros, ones = np.zeros(channels), np.ones(channels)
-    if isinstance(op, stablehlo.BatchNormInferenceOp):
-        if op.feature_index.value != feature:
-            return None
-        stats = [constant_f64(v) for v in (op.scale, op.offset, op.mean, op.variance)]
-        if any(s is None for s in stats):
-            return "batch-norm operands are not constants"
-        scale, offset, mean, variance = stats
-        denominator = variance + float(ir.FloatAttr(op.epsilon).value)
-        if not all(np.all(np.isfinite(a)) for a in stats):
-            return "batch-norm operands are not finite"
-        if not np.all(denominator > 0):
-            return "variance + epsilon is not positive"
-        s = scale / np.sqrt(denominator)
-        return s, offset - mean * s
-    c = per_channel_f64(_operands(op)[1], feature, channels)
-    if c is None:
-        return None
-    if not np.all(np.isfinite(c)):
-        return "per-channel factor is not finite"
-    if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
-        return "per-channel divisor has a zero"
-    if isinstance(op, stablehlo.MulOp):
-        return c, zeros
-    if isinstance(op, stablehlo.DivOp):
-        return 1.0 / c, zeros
-    return ones, (c if isinstance(op, stablehlo.AddOp) else -c)
 
 
 def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[Weights, ...] | str:
