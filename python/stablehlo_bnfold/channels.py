@@ -29,8 +29,10 @@ from jaxlib.mlir.dialects import arith, stablehlo
 from .constants import constant_attr, float_dtype, read_dense, round_to
 
 __all__ = [
+    "InputLayout",
     "Narrow",
     "LinearLayout",
+    "input_layouts",
     "per_channel_source",
     "linear_layout",
     "per_channel_f64",
@@ -274,3 +276,70 @@ def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray
     if not wide:
         return _per_channel(op.operand, None)
     return _per_channel(op.operand, wide[0])
+
+
+@dataclass(frozen=True)
+class InputLayout:
+    """Where a per-feature value on a linear op's input meets its weights.
+
+    Operand `activation` is read per feature along its dimension `feature`; the weights
+    (operand `weight_operand`) are contracted with it along `weight_axis`. A grouped
+    convolution (`groups` > 1) reads input feature g * n + i, for an output feature o of
+    group g = o // (outputs / groups), from weight index i along `weight_axis` and o along
+    `weight_output_axis`. The weights' dimensions `kept` reach the result, in that order,
+    as its dimensions `result_dims`; the others are summed over.
+    """
+
+    activation: int
+    feature: int
+    weight_operand: int
+    weight_axis: int
+    groups: int
+    weight_output_axis: int | None
+    kept: tuple[int, ...]
+    result_dims: tuple[int, ...]
+
+
+def input_layouts(op: ir.OpView) -> tuple[InputLayout, ...]:
+    """The ways a per-feature value on an input of a linear op reaches its weights: for a
+    convolution, its lhs along the input-feature dimension; for a dot_general, either
+    operand along each of its contracting dimensions.
+
+    >>> input_layouts(dense)   # x[B, 4] . W[4, 8], contracting 1 with 0   # doctest: +SKIP
+    (InputLayout(activation=0, feature=1, weight_operand=1, weight_axis=0, groups=1,
+                 weight_output_axis=None, kept=(1,), result_dims=(1,)), ...)
+    """
+    if isinstance(op, stablehlo.ConvolutionOp):
+        dims = stablehlo.ConvDimensionNumbers(op.dimension_numbers)
+        output = dims.kernel_output_feature_dimension
+        return (
+            InputLayout(
+                activation=0,
+                feature=dims.input_feature_dimension,
+                weight_operand=1,
+                weight_axis=dims.kernel_input_feature_dimension,
+                groups=ir.IntegerAttr(op.feature_group_count).value,
+                weight_output_axis=output,
+                kept=(output,),
+                result_dims=(dims.output_feature_dimension,),
+            ),
+        )
+    if not isinstance(op, stablehlo.DotGeneralOp):
+        return ()
+    dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
+    batch = (list(dims.lhs_batching_dimensions), list(dims.rhs_batching_dimensions))
+    contracting = (list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions))
+    free = [_free_dims(v, b, c) for v, b, c in zip(op.operands, batch, contracting)]
+    layouts = []
+    for activation, weights in ((0, 1), (1, 0)):
+        # Result dimensions: batch..., lhs free..., rhs free...
+        first_free = len(batch[0]) + (len(free[0]) if weights == 1 else 0)
+        result_dims = tuple(range(len(batch[0]))) + tuple(
+            range(first_free, first_free + len(free[weights]))
+        )
+        kept = tuple(batch[weights]) + tuple(free[weights])
+        for feature, weight_axis in zip(contracting[activation], contracting[weights]):
+            layouts.append(
+                InputLayout(activation, feature, weights, weight_axis, 1, None, kept, result_dims)
+            )
+    return tuple(layouts)

@@ -24,7 +24,9 @@ class FoldError(Exception):
 
 @dataclass(frozen=True)
 class Fold:
-    """A batch norm folded into its producer."""
+    """A batch norm (or one op of a per-channel affine chain) folded into a linear op:
+    `producer`, the convolution or dot_general before it or, for an input-side fold, after
+    it."""
 
     location: str
     pattern: str
@@ -56,7 +58,7 @@ class FoldReport:
 
     @property
     def folded(self) -> int:
-        """How many batch norms were folded."""
+        """How many folds were made: one per batch norm or affine chain folded away."""
         return len(self.folds)
 
     def __str__(self) -> str:

@@ -444,7 +444,7 @@ def assert_folds_to_the_same_function(layers: tuple[Conv, ...], seed: int) -> No
     text = module_text(layers)
     folded, report = fold(text)
     assert count_batch_norms(folded) == 0, report
-    assert report.folded == len(layers) and report.skips == ()
+    assert batch_norm_folds(report) == len(layers) and report.skips == ()
 
     inputs = random_inputs(text, seed)
     (expected,) = run_on_cpu(text, inputs)
@@ -461,6 +461,13 @@ def assert_folds_to_the_same_function(layers: tuple[Conv, ...], seed: int) -> No
         f"at {worst}: original {expected[worst]}, folded {actual[worst]}, "
         f"magnitude {bound[worst]}: error {error[worst]:.3g} > {tolerance:.3g}"
     )
+
+
+def batch_norm_folds(report: stablehlo_bnfold.FoldReport) -> int:
+    """The report's folds of a batch norm. A layer's folded bias may also fold into the
+    next convolution of a chain (an input-side fold of the bias add, when that convolution
+    reads every input element), which the report lists as one more fold."""
+    return sum(f.op == "stablehlo.batch_norm_inference" for f in report.folds)
 
 
 @examples(ci=60)
@@ -484,7 +491,7 @@ def test_folding_folds_every_pair_and_folding_again_changes_nothing(layers):
     text = module_text(layers)
     folded, report = fold(text)
     assert count_batch_norms(folded) == 0, report
-    assert report.folded == len(layers)
+    assert batch_norm_folds(report) == len(layers)
     assert report.skips == ()
     again, second = fold(folded)
     assert again == folded

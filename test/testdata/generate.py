@@ -183,6 +183,27 @@ def conv_bn(conv: Conv, epsilon: float, bias: bool = False) -> Callable[[Builder
     return build
 
 
+def bn_conv(conv: Conv, epsilon: float) -> Callable[[Builder], str]:
+    """A module `conv(batch_norm_inference(x))`, the batch norm over the input features."""
+
+    def build(b: Builder) -> str:
+        feature = conv.dims.split("x")[0].strip("[]").split(", ").index("f")
+        bn = b.batch_norm("bn", "%x", conv.x, feature, epsilon)
+        return b.function([("%x", conv.x)], [(conv.emit(b, "conv", bn), conv.y)])
+
+    return build
+
+
+def bn_dense(b: Builder) -> str:
+    # A BNNeck: batch norm on an embedding, then a classifier x . W with W on the right.
+    x, w, y = (8, 16), (16, 12), (8, 12)
+    bn = b.batch_norm("bn", "%x", x, 1, 1e-5)
+    k = b.kernel("w", w, 16)
+    b.op(f"%logits = stablehlo.dot_general {bn}, {k}, contracting_dims = [1] x [0] : "
+         f"({b.type(x)}, {b.type(w)}) -> {b.type(y)}")
+    return b.function([("%x", x)], [("%logits", y)])
+
+
 def dense(b: Builder) -> str:
     # Layer 1: x . W1 (weights on the right, feature = result dim 1) + bias, batch norm, relu.
     # Layer 2: W2 . h^T (weights on the left, feature = result dim 0), batch norm.
@@ -329,6 +350,53 @@ CASES = (
         multi_user,
         batch_norms_left=1,
         skips=("producer result has other users",),
+    ),
+    Case(
+        "input_bn_dense_f32",
+        "batch_norm_inference before a dense layer (a BNNeck before the classifier): folded "
+        "into the dot_general as W * s and a bias W . t",
+        12,
+        bn_dense,
+    ),
+    Case(
+        "input_bn_valid_conv_grouped_f32",
+        "batch_norm_inference before a VALID stride-2 convolution with feature_group_count 2, "
+        "NHWC x HWIO: scale and shift both fold, group by group",
+        13,
+        bn_conv(Conv((2, 9, 9, 4), (3, 3, 2, 6), (2, 4, 4, 6), NHWC_HWIO, "stride = [2, 2]",
+                     feature_groups=2), 1e-5),
+    ),
+    Case(
+        "input_bn_valid_depthwise_nchw_f64",
+        "batch_norm_inference before a VALID depthwise convolution, NCHW x OIHW, in f64",
+        14,
+        bn_conv(Conv((1, 3, 6, 6), (6, 1, 3, 3), (1, 6, 4, 4), NCHW_OIHW, "stride = [1, 1]",
+                     feature_groups=3), 1e-3),
+    ),
+    Case(
+        "input_bn_batch_group_f32",
+        "batch_norm_inference before a VALID convolution with batch_group_count 2",
+        15,
+        bn_conv(Conv((4, 6, 6, 3), (3, 3, 3, 4), (2, 4, 4, 4), NHWC_HWIO, "stride = [1, 1]",
+                     batch_groups=2), 1e-5),
+    ),
+    Case(
+        "input_bn_padded_conv_f32",
+        "batch_norm_inference before a SAME-padded convolution: the scale folds into the "
+        "kernel, the shift moves before it (x + t / s) and stays, since zero padding would "
+        "pad with 0 instead of t",
+        16,
+        bn_conv(Conv((1, 8, 8, 4), (3, 3, 4, 8), (1, 8, 8, 8), NHWC_HWIO, SAME_3X3), 1e-5),
+        skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
+    ),
+    Case(
+        "input_bn_transposed_conv_f32",
+        "batch_norm_inference before a transposed convolution (lhs dilation 2, no padding): "
+        "the dilation inserts zeros, so only the scale folds",
+        17,
+        bn_conv(Conv((1, 4, 5, 5), (6, 4, 3, 3), (1, 6, 7, 7), NCHW_OIHW,
+                     "stride = [1, 1], lhs_dilate = [2, 2]"), 1e-5),
+        skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
     ),
 )
 

@@ -22,6 +22,7 @@ from .base import FoldRewriter, Outcome, Pattern
 from .batch_norm import FOLD_BN_INTO_LINEAR
 from .bias import FOLD_SHIFT_INTO_BIAS, FOLD_SUBTRAHEND_INTO_BIAS, REMOVE_IDENTITY_RESHAPE
 from .decomposed import FOLD_DIVISOR_INTO_LINEAR, FOLD_SCALE_INTO_LINEAR
+from .input_side import FOLD_INPUT_AFFINE_INTO_CONV, FOLD_INPUT_AFFINE_INTO_DOT_GENERAL
 from .precision import FOLD_PRECISION_ISLAND
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
@@ -36,6 +37,8 @@ PATTERNS: tuple[Pattern, ...] = (
     FOLD_DIVISOR_INTO_LINEAR,
     FOLD_SHIFT_INTO_BIAS,
     FOLD_PRECISION_ISLAND,
+    FOLD_INPUT_AFFINE_INTO_CONV,
+    FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
 )
 """Every pattern, in the order the driver tries them on an op."""
 

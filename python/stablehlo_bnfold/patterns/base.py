@@ -75,8 +75,14 @@ class FoldRewriter:
 
     def with_operand(self, op: ir.OpView, index: int, value: ir.Value) -> ir.Value:
         """A copy of `op` (same attributes and location) whose operand `index` is `value`."""
+        return self.with_operands(op, {index: value})
+
+    def with_operands(self, op: ir.OpView, replacements: dict[int, ir.Value]) -> ir.Value:
+        """A copy of `op` (same attributes and location) with operand i replaced by
+        `replacements[i]`."""
         operands = list(op.operands)
-        operands[index] = value
+        for index, value in replacements.items():
+            operands[index] = value
         named = op.operation.attributes
         attributes = {named[i].name: named[i].attr for i in range(len(named))}
         clone = ir.Operation.create(
@@ -99,17 +105,19 @@ class FoldRewriter:
         constant = self.constant(bias, bias_type, self._root.location)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 
-    def broadcast(self, vector: ir.Value, like: ir.Value, dim: int) -> ir.Value:
-        """`vector` ([C]) broadcast along `dim` to the type of `like`; a dynamic type gets
-        a `dynamic_broadcast_in_dim` whose shape is that of `like` (reused when `like` is
-        itself a dynamic broadcast, else read with `get_dimension_size`)."""
+    def broadcast(self, vector: ir.Value, like: ir.Value, dim: int | list[int]) -> ir.Value:
+        """`vector` ([C], or one dimension per entry of a list `dim`) broadcast along `dim`
+        to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
+        shape is that of `like` (reused when `like` is itself a dynamic broadcast, else
+        read with `get_dimension_size`)."""
+        dims = [dim] if isinstance(dim, int) else list(dim)
         result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
-            op = stablehlo.BroadcastInDimOp(result_type, vector, [dim], ip=self._ip())
+            op = stablehlo.BroadcastInDimOp(result_type, vector, dims, ip=self._ip())
             return self._track(op).result
         if isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
             shape = like.owner.output_dimensions
-            op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, [dim], ip=self._ip())
+            op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
             return self._track(op).result
         sizes = []
         for d in range(result_type.rank):
@@ -117,7 +125,7 @@ class FoldRewriter:
             one = ir.RankedTensorType.get([1], ir.RankedTensorType(size.result.type).element_type)
             sizes.append(self._track(stablehlo.ReshapeOp(one, size.result, ip=self._ip())).result)
         shape = self._track(stablehlo.ConcatenateOp(sizes, 0, ip=self._ip())).result
-        op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, [dim], ip=self._ip())
+        op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
         return self._track(op).result
 
     def unary(self, op_class: type, operand: ir.Value) -> ir.Value:
@@ -188,6 +196,19 @@ class FoldRewriter:
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
         return Outcome.FOLDED
+
+    def folded_into(self, consumer: ir.OpView, replacement: ir.Value, folded: ir.OpView) -> Outcome:
+        """Replace `consumer`'s single result with `replacement` and record that `folded`,
+        an op before it, was folded into it (an input-side fold)."""
+        self._recorder.fold(folded, self._pattern, consumer.operation.name)
+        self._rewriter.replace_op(consumer, [replacement])
+        self._created.clear()
+        return Outcome.FOLDED
+
+    def note(self, op: ir.OpView, reason: str) -> None:
+        """Record why `op`, which a fold built to keep what it could not fold, stays."""
+        _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
+        self._recorder.skip(op, self._pattern, reason)
 
     def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
         """Replace `op`'s single result with an existing `value` (no fold is recorded)."""

@@ -1,0 +1,491 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+
+// Input-side folds: a per-feature affine map (batch norm or per-feature add, subtract,
+// multiply, divide by constants) feeding a dot_general along a contracting dimension or a
+// convolution along its input-feature dimension. Each REPORT-DAG line sits right above the
+// op the report names; folds are reported at the outermost affine op.
+
+// Batch norm before a dense layer (BNNeck): dot_general(x, W * s) + W . t.
+// CHECK-LABEL: func.func @fold_bn_into_dense(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]]
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bn_into_dense(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 2.0]> : tensor<4xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 2.0]> : tensor<4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
+// The activation is the rhs: W[3, 4] . y[2, 4] contracting 1 with 1; the bias lies along
+// the result's dimension 0, which W's free dimension gives.
+// CHECK-LABEL: func.func @fold_decomposed_into_dense_rhs(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x4xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[W]], %arg0, contracting_dims = [1] x [1]
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [0] : (tensor<3xf32>) -> tensor<3x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_decomposed_into_dense_rhs(%arg0: tensor<2x4xf32>) -> tensor<3x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0, 1.5], [0.25, -0.5, 1.0, 1.0], [1.0, -2.0, 0.75, 0.5]]> : tensor<3x4xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 2.0]> : tensor<4xf32>
+  %mean_b = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %inv_b = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %bias_b = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %centred = stablehlo.subtract %arg0, %mean_b : tensor<2x4xf32>
+  %scaled = stablehlo.multiply %centred, %inv_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %bias_b : tensor<2x4xf32>
+  %d = stablehlo.dot_general %w, %y, contracting_dims = [1] x [1] : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
+  return %d : tensor<3x2xf32>
+}
+
+// -----
+
+// Batched weights: the bias W . t varies along the batch and the free dimension.
+// CHECK-LABEL: func.func @fold_scale_and_shift_into_batched_dot_general(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x3x4xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], batching_dims = [0] x [0], contracting_dims = [2] x [1]
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x4xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [0, 2] : (tensor<2x4xf32>) -> tensor<2x5x4xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]]
+// CHECK:         return %[[Y]]
+func.func @fold_scale_and_shift_into_batched_dot_general(%arg0: tensor<2x5x3xf32>) -> tensor<2x5x4xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0, 2.0, 1.5], [0.25, -0.5, 1.0, 1.0], [1.0, -2.0, 0.75, 0.5]], [[1.5, 1.0, -2.0, 0.5], [-0.25, 0.5, 1.0, 2.0], [0.0, 2.0, -0.75, 0.25]]]> : tensor<2x3x4xf32>
+  %s = stablehlo.constant dense<[2.0, 0.5, -1.5]> : tensor<3xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+  %t = stablehlo.constant dense<[0.25, -0.75, 1.0]> : tensor<3xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+  %scaled = stablehlo.multiply %s_b, %arg0 : tensor<2x5x3xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %t_b, %scaled : tensor<2x5x3xf32>
+  %d = stablehlo.dot_general %y, %w, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  return %d : tensor<2x5x4xf32>
+}
+
+// -----
+
+// Input normalization (x - mean) / std before a VALID convolution, NCHW x OIHW: the shift
+// folds too, since every window tap reads the input.
+// CHECK-LABEL: func.func @fold_normalization_into_valid_conv_nchw(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x2x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-SAME:      dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [1] : (tensor<3xf32>) -> tensor<1x3x3x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK:         return %[[Y]]
+func.func @fold_normalization_into_valid_conv_nchw(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3x3x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5], [-0.375, 0.625]], [[-0.125, -0.875], [0.25, 0.5]]], [[[1.0, -0.625], [-1.0, 0.125]], [[-0.625, 0.375], [0.125, -0.75]]], [[[0.5, 0.5], [-0.25, 1.0]], [[0.375, -0.125], [0.875, -0.5]]]]> : tensor<3x2x2x2xf32>
+  %mean = stablehlo.constant dense<[0.485, 0.456]> : tensor<2xf32>
+  %mean_b = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %std = stablehlo.constant dense<[0.229, 0.224]> : tensor<2xf32>
+  %std_b = stablehlo.broadcast_in_dim %std, dims = [1] : (tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %centred = stablehlo.subtract %arg0, %mean_b : tensor<1x2x4x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_input_affine_into_conv]
+  %x = stablehlo.divide %centred, %std_b : tensor<1x2x4x4xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x2x2xf32>) -> tensor<1x3x3x3xf32>
+  return %c : tensor<1x3x3x3xf32>
+}
+
+// -----
+
+// A grouped VALID convolution, NHWC x HWIO, 2 groups: input feature g * 2 + i meets
+// kernel slice i of the outputs of group g.
+// CHECK-LABEL: func.func @fold_bn_into_grouped_valid_conv(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x2x2x6xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-SAME:      feature_group_count = 2
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<6xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [3] : (tensor<6xf32>) -> tensor<1x3x3x6xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]]
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bn_into_grouped_valid_conv(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x3x3x6xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0, 2.0, 1.5, 0.25, -0.5], [1.0, 1.0, -2.0, 0.75, 0.5, 0.125]], [[0.25, 0.5, -0.75, 1.0, -1.5, 2.0], [0.375, -0.25, 0.5, 1.25, -0.5, 1.0]]], [[[1.5, 1.0, -2.0, 0.5, 0.75, -1.0], [-0.25, 0.5, 1.0, 2.0, 0.5, 0.25]], [[0.0, 2.0, -0.75, 0.25, 1.0, -0.125], [0.625, -1.0, 0.25, 0.5, -0.25, 0.75]]]]> : tensor<2x2x2x6xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 2.0]> : tensor<4xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 2.0]> : tensor<4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %c = stablehlo.convolution(%y, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<1x4x4x4xf32>, tensor<2x2x2x6xf32>) -> tensor<1x3x3x6xf32>
+  return %c : tensor<1x3x3x6xf32>
+}
+
+// -----
+
+// A scale alone folds into a padded convolution: zero padding commutes with it.
+// CHECK-LABEL: func.func @fold_scale_into_padded_conv(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-SAME:      pad = {{\[\[}}1, 1], [1, 1]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return %[[C]]
+func.func @fold_scale_into_padded_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x5x5x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %s = stablehlo.constant dense<[2.0, -0.5]> : tensor<2xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_input_affine_into_conv]
+  %x = stablehlo.multiply %arg0, %s_b : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x5x5x3xf32>
+  return %c : tensor<1x5x5x3xf32>
+}
+
+// -----
+
+// Batch norm before a padded convolution: the scale folds, the shift moves in front of
+// it as x + t / s and stays, with the reason in the report.
+// CHECK-LABEL: func.func @fold_scale_keep_shift_before_padded_conv(
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %[[B]]
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[X]], %[[K]])
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[C]]
+func.func @fold_scale_keep_shift_before_padded_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x5x5x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: convolution pads or dilates its input: the shift cannot pass its zeros [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%y, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x5x5x3xf32>
+  return %c : tensor<1x5x5x3xf32>
+}
+
+// -----
+
+// conv -> batch norm -> 1x1 VALID conv: the batch norm folds into the convolution before
+// it (the output side comes first), then its bias passes into the convolution after it.
+// CHECK-LABEL: func.func @fold_bn_between_two_convolutions(
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[D:.+]] = stablehlo.convolution(%[[C]], %{{.+}})
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]]
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return %[[Y]]
+func.func @fold_bn_between_two_convolutions(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // The bias add the first fold builds carries the batch norm's location.
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  %k2 = stablehlo.constant dense<[[[[0.5, -1.0], [2.0, 1.5], [0.25, -0.5]]]]> : tensor<1x1x3x2xf32>
+  %d = stablehlo.convolution(%y, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x2x2x2xf32>
+  return %d : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// The batch norm's result is also returned: folding it would leave it computed twice.
+// CHECK-LABEL: func.func @no_fold_affine_result_with_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_affine_result_with_other_users(%arg0: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: affine result has other users [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d, %y : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// A dynamic batch dimension: the bias broadcast would need the shape at run time.
+// CHECK-LABEL: func.func @no_fold_input_side_dynamic_shape(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_input_side_dynamic_shape(%arg0: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %s = stablehlo.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %n = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2xf32>) -> tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %two = stablehlo.constant dense<2> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %two, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %s_b = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [1] : (tensor<2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: result shape is dynamic [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %s_b : tensor<?x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  return %d : tensor<?x2xf32>
+}
+
+// -----
+
+// Weights passed as an argument: input-side folds need constant weights.
+// CHECK-LABEL: func.func @no_fold_input_side_non_constant_weights(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_input_side_non_constant_weights(%arg0: tensor<2x2xf32>, %w: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not a constant [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// A NaN weight: the folded bias would spread it to every output feature.
+// CHECK-LABEL: func.func @no_fold_input_side_weights_not_finite(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_input_side_weights_not_finite(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, 0x7FC00000], [2.0, 1.5]]> : tensor<2x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not finite [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// f16: W . t = 2 * 60000 overflows f16 although W * s does not.
+// CHECK-LABEL: func.func @no_fold_input_side_bias_overflow(
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_input_side_bias_overflow(%arg0: tensor<2x2xf16>) -> tensor<2x2xf16> {
+  %w = stablehlo.constant dense<[[6.0e+04, 1.0], [6.0e+04, 1.0]]> : tensor<2x2xf16>
+  %t = stablehlo.constant dense<[1.0, 1.0]> : tensor<2xf16>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<2xf16>) -> tensor<2x2xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folded bias overflows its element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %arg0, %t_b : tensor<2x2xf16>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf16>, tensor<2x2xf16>) -> tensor<2x2xf16>
+  return %d : tensor<2x2xf16>
+}
+
+// -----
+
+// f16: W * s = 60000 * 2 overflows f16.
+// CHECK-LABEL: func.func @no_fold_input_side_weights_overflow(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_input_side_weights_overflow(%arg0: tensor<2x2xf16>) -> tensor<2x2xf16> {
+  %w = stablehlo.constant dense<[[6.0e+04, 1.0], [1.0, 1.0]]> : tensor<2x2xf16>
+  %s = stablehlo.constant dense<[2.0, 1.0]> : tensor<2xf16>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<2xf16>) -> tensor<2x2xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %s_b : tensor<2x2xf16>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf16>, tensor<2x2xf16>) -> tensor<2x2xf16>
+  return %d : tensor<2x2xf16>
+}
+
+// -----
+
+// Batch-norm statistics passed as arguments.
+// CHECK-LABEL: func.func @no_fold_input_side_bn_operands_not_constants(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_input_side_bn_operands_not_constants(%arg0: tensor<2x2xf32>, %scale: tensor<2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not constants [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// An infinite scale.
+// CHECK-LABEL: func.func @no_fold_input_side_bn_operands_not_finite(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_input_side_bn_operands_not_finite(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %scale = stablehlo.constant dense<[0x7F800000, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not finite [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// variance + epsilon <= 0: the batch norm is NaN there, and its square root undefined.
+// CHECK-LABEL: func.func @no_fold_input_side_negative_variance(
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims
+func.func @no_fold_input_side_negative_variance(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[-1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: variance + epsilon is not positive [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// Multiplying by infinity.
+// CHECK-LABEL: func.func @no_fold_input_side_factor_not_finite(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_input_side_factor_not_finite(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %s = stablehlo.constant dense<[0x7F800000, 1.0]> : tensor<2xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel factor is not finite [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %s_b : tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// Dividing by zero.
+// CHECK-LABEL: func.func @no_fold_input_side_zero_divisor(
+// CHECK:         stablehlo.divide
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_input_side_zero_divisor(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %s = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: per-channel divisor has a zero [fold_input_affine_into_dot_general]
+  %y = stablehlo.divide %arg0, %s_b : tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
+// A shift alone before a transposed (lhs-dilated) convolution is not a candidate: the
+// holes the dilation inserts are zeros, not t, and there is no scale to fold.
+// CHECK-LABEL: func.func @not_a_candidate_shift_alone_before_lhs_dilated_conv(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}}
+// CHECK:         stablehlo.convolution(%[[X]], %{{.+}})
+func.func @not_a_candidate_shift_alone_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %x = stablehlo.add %arg0, %t_b : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
+  return %c : tensor<1x6x6x3xf32>
+}
+
+// -----
+
+// x * s + t before a transposed (lhs-dilated) convolution: the scale folds, the shift
+// stays in front as x + t / s, reported at the add (which carries the convolution's
+// location).
+// CHECK-LABEL: func.func @fold_scale_keep_shift_before_lhs_dilated_conv(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         stablehlo.convolution(%[[X]], %{{[a-z_0-9]+}})
+// CHECK-SAME:      lhs_dilate = [2, 2]
+func.func @fold_scale_keep_shift_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %s = stablehlo.constant dense<[2.0, -0.5]> : tensor<2xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %s_b : tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution [fold_input_affine_into_conv]
+  %x = stablehlo.add %m, %t_b : tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: convolution pads or dilates its input: the shift cannot pass its zeros [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
+  return %c : tensor<1x6x6x3xf32>
+}
+
+// -----
+
+// A padded convolution after x * s + t with a zero in s: t cannot move before the scale.
+// CHECK-LABEL: func.func @no_fold_padded_conv_with_zero_scale(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.convolution
+func.func @no_fold_padded_conv_with_zero_scale(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x5x5x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %s = stablehlo.constant dense<[0.0, 2.0]> : tensor<2xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %s_b : tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: convolution pads or dilates its input and a scale is zero [fold_input_affine_into_conv]
+  %x = stablehlo.add %m, %t_b : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x5x5x3xf32>
+  return %c : tensor<1x5x5x3xf32>
+}
+
+// -----
+
+// f16, padded: t / s = 60000 / 0.001 overflows f16, so the shift cannot move before the scale.
+// CHECK-LABEL: func.func @no_fold_padded_conv_shift_over_scale_not_finite(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.convolution
+func.func @no_fold_padded_conv_shift_over_scale_not_finite(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x5x5x3xf16> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf16>
+  %s = stablehlo.constant dense<[1.0e-03, 2.0]> : tensor<2xf16>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf16>) -> tensor<1x4x4x2xf16>
+  %t = stablehlo.constant dense<[6.0e+04, -0.5]> : tensor<2xf16>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf16>) -> tensor<1x4x4x2xf16>
+  %m = stablehlo.multiply %arg0, %s_b : tensor<1x4x4x2xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel shift is not finite [fold_input_affine_into_conv]
+  %x = stablehlo.add %m, %t_b : tensor<1x4x4x2xf16>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf16>, tensor<2x2x2x3xf16>) -> tensor<1x5x5x3xf16>
+  return %c : tensor<1x5x5x3xf16>
+}
+
+// -----
+
+// A convolution whose input is not a per-feature affine map is not a candidate (no report line).
+// CHECK-LABEL: func.func @not_a_candidate_without_affine_input(
+// CHECK:         stablehlo.maximum
+// CHECK:         stablehlo.convolution(%{{.+}}, %{{.+}})
+func.func @not_a_candidate_without_affine_input(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x5x5x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %x = stablehlo.maximum %arg0, %zero : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x5x5x3xf32>
+  return %c : tensor<1x5x5x3xf32>
+}
+
+// The totals: the folds and skips above, and one skip by fold_bn_into_linear (operand is
+// not a convolution or dot_general) for each of the six batch norms left alone.
+// REPORT: folded 10, skipped 21
