@@ -73,8 +73,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     multiply, divide by finite per-feature constants, no divisor zero), each read only by
     the next; the chain's result is read only by the convolution; shapes are static; the
     kernel is a finite constant of a supported float type; with padding or lhs dilation,
-    s is not all ones (a shift alone is not a candidate) and has no zero; K * s, the bias
-    (or t / s) are finite in their element types.
+    s is not all ones (a shift alone is not a candidate) and has no zero; the bias (or
+    t / s) and K * s are finite in their element types.
     """
     return _fold_input_affine(conv, rw)
 
@@ -89,7 +89,7 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     Holds when, in this order: the operand is a chain of per-feature affine ops (as for
     `fold_input_affine_into_conv`) read only by the next; the chain's result is read only
     by the dot_general; shapes are static; W is a finite constant of a supported float
-    type; W * s and W . t are finite in their element types.
+    type; W . t and W * s are finite in their element types.
     """
     return _fold_input_affine(dot, rw)
 
