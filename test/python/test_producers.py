@@ -152,3 +152,33 @@ def test_batch_norm_without_a_linear_producer_is_left_untouched():
 
     assert folded.mlir_module() == exported.mlir_module()
     assert report.folded == 0
+
+
+class NormalizedHead(nn.Module):
+    """Batch norm *before* linear ops: input normalization before a VALID convolution, and a
+    BNNeck (batch norm on the embedding) before the dense classifier."""
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.BatchNorm(use_running_average=True)(x)
+        x = nn.relu(nn.Conv(4, (3, 3), padding="VALID")(x))
+        x = x.reshape((x.shape[0], -1))
+        x = nn.BatchNorm(use_running_average=True)(x)
+        return nn.Dense(10)(x)
+
+
+def test_flax_batch_norm_before_a_valid_conv_and_a_dense_layer_folds_into_them():
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype(np.float32)
+    variables = _variables(NormalizedHead(), x)
+    exported = _export(Case("head"), NormalizedHead(), variables, x)
+
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    assert report.skips == ()
+    assert {(f.pattern, f.producer) for f in report.folds} >= {
+        ("fold_input_affine_into_conv", "stablehlo.convolution"),
+        ("fold_input_affine_into_dot_general", "stablehlo.dot_general"),
+    }
+    text = folded.mlir_module()
+    assert "stablehlo.multiply" not in text and "stablehlo.subtract" not in text
+    assert relative_error(exported.call(x), folded.call(x)) <= 1e-6
