@@ -187,7 +187,7 @@ def scale_along(
     rows_in, rows_out = array.reshape(rows), out.reshape(rows)
     width = rows_in.shape[1]
     step = max(1, _BLOCK // width)
-    # Both buffers are allocated once: a fresh one per block would be mmap'ed and faulted in.
+    # Both buffers are allocated once per call, not once per block.
     block = (min(step, rows_in.shape[0]), width)
     buffer = None if out.dtype == np.float64 else np.empty(block)
     finite = np.empty(block, dtype=bool)
