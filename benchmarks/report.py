@@ -148,7 +148,10 @@ def _targets(results) -> list[str]:
         slower = [name for name, p in r.get("peers", {}).items()
                   if isinstance(p, dict) and "error" not in p
                   and ((p["pass"] and o["pass"] > p["pass"]) or (p["e2e"] and o["e2e"] > p["e2e"]))]
-        checks.append("faster than every peer" if not slower
+        measured = [p for p in r.get("peers", {}).values()
+                    if isinstance(p, dict) and "error" not in p]
+        checks.append("peers not measured" if not measured
+                      else "faster than every peer" if not slower
                       else "slower than " + ", ".join(slower))
         lines.append(f"- {r['title']}: " + "; ".join(checks))
     return lines + [""]

@@ -226,9 +226,12 @@ def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
     rounding: the folded value is the exact expression, rounded once by the caller)."""
     if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
         return None
-    operands = [_per_channel(v, feature) for v in op.operands]
-    if any(o is None for o in operands):
-        return None
+    operands = []
+    for operand in op.operands:  # stop at the first that is not per-channel
+        vector = _per_channel(operand, feature)
+        if vector is None:
+            return None
+        operands.append(vector)
     sizes = {o.shape[0] for o in operands} - {1}
     if len(sizes) > 1:
         return None
@@ -242,12 +245,24 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     """The values along `feature` if `array` varies along no other dimension."""
     if array.size == 0:
         return None
+    if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
+        keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
+                for d, s in enumerate(array.strides))
+        array = array[tuple(keep)]
     if feature is None:
         first = array.reshape(-1)[:1]
         return first.astype(np.float64) if np.all(array == first[0]) else None
     index = tuple(slice(None) if d == feature else slice(0, 1) for d in range(array.ndim))
     line = array[index]
-    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):
+    # Most constants that are not per-channel differ at their last element: look there
+    # before comparing the whole array.
+    last, line_last = array[(-1,) * array.ndim], line[(-1,) * array.ndim]
+    if last != line_last and not (np.isnan(last) and np.isnan(line_last)):
+        return None
+    # NaNs compare equal only where the line has them, so without any the plain
+    # comparison (no isnan passes) gives the same answer.
+    equal_nan = bool(np.isnan(line).any())
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=equal_nan):
         return None
     return line.reshape(-1).astype(np.float64)
 

@@ -144,25 +144,65 @@ def _round_to_odd_f32(values: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
+_BLOCK = 1 << 17
+"""Elements per block in `scale_along`: a float64 buffer of 1 MiB, which stays in cache."""
+
+
 def scale_along(
     array: np.ndarray, scale: np.ndarray, axis: int, dtype: np.dtype
 ) -> np.ndarray | None:
     """`array * scale` with `scale` laid along `axis`, in float64, rounded once to `dtype`.
 
-    For f16/f32/f64 targets the product is formed in float64 and cast straight into the
-    output buffer, never materialising a float64 copy of the whole array. None when a
-    product is not finite in `dtype`.
+    Equal, bit for bit, to `round_to(dtype, array.astype(np.float64) * scale)`: each element
+    is widened exactly to float64, multiplied once and rounded once. For f16/f32/f64
+    targets that is done a block at a time through one float64 buffer that stays in
+    cache: a float64 copy of the whole array is never made, and the plain float64 loops
+    (widen, multiply, round) are faster than numpy's mixed-type multiply into a narrower
+    output. None when a product is not finite in `dtype`.
+
+    >>> scale_along(np.ones((3, 2), np.float32), np.array([2.0, 3.0]), 1, np.dtype(np.float32))
+    array([[2., 3.],
+           [2., 3.],
+           [2., 3.]], dtype=float32)
     """
-    shape = [1] * array.ndim
-    shape[axis] = scale.shape[0]
-    scale = scale.reshape(shape)
+    scale = np.asarray(scale, dtype=np.float64)
     if dtype == _BF16:
-        return round_to(dtype, array.astype(np.float64) * scale)
+        shape = [1] * array.ndim
+        shape[axis] = scale.shape[0]
+        return round_to(dtype, array.astype(np.float64) * scale.reshape(shape))
     out = np.empty(array.shape, dtype=dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        np.multiply(array, scale, out=out, casting="unsafe")
-    if not np.all(np.isfinite(out)):
-        return None
+    if out.size == 0:
+        return out
+    # Rows of a 2-D view, each multiplied by the scale: (outer, C) times the vector when
+    # `axis` is the last non-unit axis, else (outer * C, inner) times one value per row.
+    outer = int(np.prod(array.shape[:axis], dtype=np.int64))
+    channels = array.shape[axis]
+    inner = out.size // (outer * channels)
+    if inner == 1:
+        rows = (outer, channels)
+        row_scale = None
+    else:
+        rows = (outer * channels, inner)
+        row_scale = np.tile(scale, outer)[:, None]
+    rows_in, rows_out = array.reshape(rows), out.reshape(rows)
+    width = rows_in.shape[1]
+    step = max(1, _BLOCK // width)
+    # Both buffers are allocated once per call, not once per block.
+    block = (min(step, rows_in.shape[0]), width)
+    buffer = None if out.dtype == np.float64 else np.empty(block)
+    finite = np.empty(block, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported as None
+        for start in range(0, rows_in.shape[0], step):
+            stop = min(start + step, rows_in.shape[0])
+            block_out = rows_out[start:stop]
+            product = block_out if buffer is None else buffer[: stop - start]
+            product[...] = rows_in[start:stop]  # exact: every float type widens to float64
+            factor = scale if row_scale is None else row_scale[start:stop]
+            np.multiply(product, factor, out=product)
+            if buffer is not None:
+                block_out[...] = product  # the one rounding
+            if not np.isfinite(block_out, out=finite[: stop - start]).all():
+                return None
     return out
 
 

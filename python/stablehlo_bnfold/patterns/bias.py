@@ -25,6 +25,10 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
+    if sign > 0 and not any(_has_bias_add(op.operands[i]) for i, _ in orders):
+        # Decided before any per-channel analysis: most such adds are the ones this pass
+        # builds, L + broadcast_in_dim(b).
+        return rw.not_candidate(op, "no linear op plus a bias on either side")
     match = match_per_channel(op, orders, rw.in_graph)
     if match is None:
         return rw.not_candidate(op, "not a linear op plus a per-channel value")
@@ -39,6 +43,11 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
         return rw.skip(op, "per-channel shift is not finite")
     ufunc = np.add if sign > 0 else np.subtract
     return fold_affine(rw, op, chain, feature, None, combine(rw, ufunc, bias, shift, op.result), None)
+
+
+def _has_bias_add(value: ir.Value) -> bool:
+    chain = linear_chain(value)
+    return chain is not None and chain.bias_add is not None
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
