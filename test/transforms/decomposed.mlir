@@ -339,6 +339,30 @@ func.func @fold_bf16_precision_island(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4
 
 // -----
 
+// The same island with the batch norm as one batch_norm_inference op in f32.
+// CHECK-LABEL: func.func @fold_bf16_precision_island_with_batch_norm_op
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %sc = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %off = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %n = "stablehlo.batch_norm_inference"(%cf, %sc, %off, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
 // The kernel is stored only in bf16: scaling it would add a rounding the original never
 // made ("weights have no wider master copy").
 // CHECK-LABEL: func.func @no_fold_island_without_master_weights

@@ -118,7 +118,8 @@ def _affine_of(
         channels = shape[feature]
         scale, shift = np.ones(channels), np.zeros(channels)
         for step in reversed(steps):
-            update = affine_step(step, feature, channels, _operands(step)[1])
+            constant = None if isinstance(step, stablehlo.BatchNormInferenceOp) else _operands(step)[1]
+            update = affine_step(step, feature, channels, constant)
             if update is None:
                 break
             if isinstance(update, str):
