@@ -119,14 +119,29 @@ class Recorder:
     folds: list[Fold] = field(default_factory=list)
     skips: dict[tuple[int, str], Skip] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    built: set[int] = field(default_factory=set)
+    """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
+    reused after an erase still names a built op."""
+
+    def created(self, op: ir.Operation) -> None:
+        """Note that a pattern built `op`: folds and skips of it are not candidates of the
+        input (a bias add a fold built, passed on into the next linear op, continues that
+        fold), so they are not reported."""
+        self.built.add(hash(op))
 
     def skip(self, op: ir.OpView, pattern: str, reason: str) -> None:
+        if hash(op.operation) not in self.built:
+            self.keep(op, pattern, reason)
+
+    def keep(self, op: ir.OpView, pattern: str, reason: str) -> None:
+        """Record why `op` stays, also when a fold built it to keep what it could not fold."""
         key = (hash(op.operation), pattern)
         self.skips[key] = Skip(self._where(op), pattern, op.operation.name, reason)
 
     def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
         self.skips.pop((hash(op.operation), pattern), None)
-        self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
+        if hash(op.operation) not in self.built:
+            self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         self.errors.append(

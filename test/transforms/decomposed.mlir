@@ -379,3 +379,19 @@ func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) ->
   %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
   return %y : tensor<1x4x4x3xbf16>
 }
+
+// -----
+
+// f16 weights in an f32 dot_general: y * c is computed in f32 with the weights exact;
+// rounding W * c to f16 would add an error the original never made.
+// CHECK-LABEL: func.func @no_fold_scale_into_narrow_weights
+// CHECK:         stablehlo.dot_general
+// CHECK:         stablehlo.multiply
+func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5], [0.25, -0.5]]> : tensor<3x2xf16>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x3xf32>, tensor<3x2xf16>) -> tensor<4x2xf32>
+  %s = stablehlo.constant dense<[[0.3, 0.7]]> : tensor<1x2xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x2xf32>) -> tensor<4x2xf32>
+  %y = stablehlo.multiply %d, %sb : tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}

@@ -37,6 +37,7 @@ from .base import FoldRewriter, Outcome
 
 __all__ = [
     "AFFINE_OPS",
+    "NARROW_WEIGHTS",
     "LinearChain",
     "PerChannel",
     "Weights",
@@ -51,6 +52,9 @@ __all__ = [
 ]
 
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp)
+
+NARROW_WEIGHTS = "weights are narrower than the computation: folding would round them again"
+"""Why weights in a narrower type than the values they are multiplied with are not scaled."""
 
 AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
 """Elementwise ops that are a per-channel affine map when one operand is per-channel."""
@@ -184,6 +188,10 @@ def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
     dtype = float_dtype(tensor_type.element_type)
     if dtype is None:
         return "weight element type is not f16, bf16, f32 or f64"
+    if dtype.itemsize < float_dtype(ir.ShapedType(linear.result.type).element_type).itemsize:
+        # y * s is computed in the wider result type, the weights exact: rounding K * s
+        # to the weights' type would add an error the original never made.
+        return NARROW_WEIGHTS
     attr = constant_attr(value)
     if attr is None and not in_graph:
         return "weights are not a constant"

@@ -188,27 +188,28 @@ class FoldRewriter:
 
     def _track(self, op):
         self._created.append(op.operation)
+        self._recorder.created(op.operation)
         return op
 
-    def folded(self, op: ir.OpView, replacement: ir.Value, producer: ir.OpView) -> Outcome:
-        """Replace `op`'s single result with `replacement` and record the fold."""
-        self._recorder.fold(op, self._pattern, producer.operation.name)
+    def folded(
+        self,
+        op: ir.OpView,
+        replacement: ir.Value,
+        linear: ir.OpView,
+        folded: ir.OpView | None = None,
+    ) -> Outcome:
+        """Replace `op`'s single result with `replacement` and record that `folded` (by
+        default `op`; for an input-side fold, the outermost affine op before the linear op
+        `op`) was folded into `linear`."""
+        self._recorder.fold(op if folded is None else folded, self._pattern, linear.operation.name)
         self._rewriter.replace_op(op, [replacement])
-        self._created.clear()
-        return Outcome.FOLDED
-
-    def folded_into(self, consumer: ir.OpView, replacement: ir.Value, folded: ir.OpView) -> Outcome:
-        """Replace `consumer`'s single result with `replacement` and record that `folded`,
-        an op before it, was folded into it (an input-side fold)."""
-        self._recorder.fold(folded, self._pattern, consumer.operation.name)
-        self._rewriter.replace_op(consumer, [replacement])
         self._created.clear()
         return Outcome.FOLDED
 
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.skip(op, self._pattern, reason)
+        self._recorder.keep(op, self._pattern, reason)
 
     def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
         """Replace `op`'s single result with an existing `value` (no fold is recorded)."""

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import InputLayout, input_layouts, single_user
-from ..constants import constant_attr, float_dtype, read_dense, round_to
-from .affine import affine_step
+from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from .affine import NARROW_WEIGHTS, affine_step
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -70,11 +71,13 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
     with constant, finite statistics and variance + epsilon > 0, or add, subtract,
-    multiply, divide by finite per-feature constants, no divisor zero), each read only by
-    the next; the chain's result is read only by the convolution; shapes are static; the
-    kernel is a finite constant of a supported float type; with padding or lhs dilation,
-    s is not all ones (a shift alone is not a candidate) and has no zero; the bias (or
-    t / s) and K * s are finite in their element types.
+    multiply, divide by finite per-feature constants, no divisor zero; a value with other
+    users ends the chain); the chain's result is read only by the convolution; shapes are
+    static; the kernel is a finite constant of a supported float type at least as wide as
+    the activation and result; with padding or lhs dilation, s is not all ones (a shift
+    alone is not a candidate) and has no zero; the bias (or t / s) and K * s are finite in
+    their element types; with padding or lhs dilation, no nonzero weight of K * s is
+    subnormal or zero.
     """
     return _fold_input_affine(conv, rw)
 
@@ -89,7 +92,8 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     Holds when, in this order: the operand is a chain of per-feature affine ops (as for
     `fold_input_affine_into_conv`) read only by the next; the chain's result is read only
     by the dot_general; shapes are static; W is a finite constant of a supported float
-    type; W . t and W * s are finite in their element types.
+    type at least as wide as the activation and result; W . t and W * s are finite in their
+    element types.
     """
     return _fold_input_affine(dot, rw)
 
@@ -129,7 +133,7 @@ def _input_affine(value: ir.Value, feature: int, channels: int) -> _Affine | str
     return _Affine(top, value, scale, shift)
 
 
-def _step(op, feature: int, channels: int) -> tuple[ir.Value, np.ndarray, np.ndarray] | str | None:
+def _step(op: ir.OpView, feature: int, channels: int) -> tuple[ir.Value, np.ndarray, np.ndarray] | str | None:
     """(y, s, t) with op = y * s + t per feature, y the operand that is not a constant."""
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         sides = ((op.operand, None),)
@@ -161,18 +165,26 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewri
     weights_type = ir.RankedTensorType(weights.type)
     dtype = float_dtype(weights_type.element_type)
     result_dtype = float_dtype(result_type.element_type)
-    if dtype is None or result_dtype is None:
+    activation_dtype = float_dtype(activation_type.element_type)
+    if result_dtype is None:
+        return rw.skip(top, "element type is not f16, bf16, f32 or f64")
+    if dtype is None:
         return rw.skip(top, "weight element type is not f16, bf16, f32 or f64")
+    if dtype.itemsize < max(activation_dtype.itemsize, result_dtype.itemsize):
+        # x * s is computed in the wider type, with the weights exact: rounding W * s to
+        # the weights' type would add an error the original never made.
+        return rw.skip(top, NARROW_WEIGHTS)
     attr = constant_attr(weights)
     if attr is None:
         return rw.skip(top, "weights are not a constant")
-    kernel = read_dense(attr).astype(np.float64)
-    if not np.all(np.isfinite(kernel)):
+    stored = read_dense(attr)
+    if not np.all(np.isfinite(stored)):
         return rw.skip(top, "weights are not finite")
 
     x, moved, bias = affine.x, None, None
     if not np.any(affine.shift) or _reads_every_tap(linear):
-        bias = round_to(result_dtype, _contract(kernel, _along_input(layout, affine.shift, kernel.shape), layout))
+        shift = _along_input(layout, affine.shift, stored.shape)
+        bias = round_to(result_dtype, _contract(stored, shift, layout))
         if bias is None:
             return rw.skip(top, "folded bias overflows its element type")
     elif np.all(affine.scale == 1):
@@ -181,13 +193,16 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewri
         return rw.skip(top, "convolution pads or dilates its input and a scale is zero")
     else:
         with np.errstate(all="ignore"):
-            moved = round_to(float_dtype(activation_type.element_type), affine.shift / affine.scale)
+            moved = round_to(activation_dtype, affine.shift / affine.scale)
         if moved is None:
-            return rw.skip(top, "per-channel shift is not finite")
-    with np.errstate(over="ignore"):
-        scaled = round_to(dtype, kernel * _along_input(layout, affine.scale, kernel.shape))
+            return rw.skip(top, "shift over scale overflows its element type")
+    scaled = _scaled(stored, layout, affine.scale, dtype)
     if scaled is None:
         return rw.skip(top, "folded weights overflow their element type")
+    if moved is not None and _underflows(scaled, stored):
+        # conv(x + t / s, K * s): a K * s that lost digits below the smallest normal number
+        # is multiplied by the large t / s of that channel, which the original never did.
+        return rw.skip(top, "folded weights underflow their element type")
 
     if moved is not None:
         x = rw.add_per_feature(x, moved, layout.feature, x)
@@ -199,13 +214,28 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewri
         constant = rw.constant(bias, bias_type, top.location)
         broadcast = rw.broadcast(constant, result, list(layout.result_dims))
         result = rw.elementwise(stablehlo.AddOp, result, broadcast)
-    outcome = rw.folded_into(linear, result, top)
+    outcome = rw.folded(linear, result, linear, folded=top)
     if moved is not None:
         rw.note(kept, _SHIFT_KEPT)
     return outcome
 
 
 _SHIFT_KEPT = "convolution pads or dilates its input: the shift cannot pass its zeros"
+
+
+def _scaled(stored: np.ndarray, layout: InputLayout, scale: np.ndarray, dtype: np.dtype):
+    """The weights times `scale` laid over their input features, in float64, rounded once
+    to `dtype`; None if a product is not finite there."""
+    if layout.groups == 1:
+        return scale_along(stored, scale, layout.weight_axis, dtype)
+    with np.errstate(over="ignore"):
+        return round_to(dtype, stored.astype(np.float64) * _along_input(layout, scale, stored.shape))
+
+
+def _underflows(scaled: np.ndarray, stored: np.ndarray) -> bool:
+    """Whether a nonzero weight became subnormal or zero when scaled and rounded."""
+    tiny = float(ml_dtypes.finfo(scaled.dtype).tiny)
+    return bool(np.any((np.abs(scaled.astype(np.float64)) < tiny) & (stored != 0)))
 
 
 def _reads_every_tap(linear: ir.OpView) -> bool:
@@ -240,10 +270,10 @@ def _along_input(layout: InputLayout, vector: np.ndarray, shape: tuple[int, ...]
 
 
 def _contract(kernel: np.ndarray, shift: np.ndarray, layout: InputLayout) -> np.ndarray:
-    """L(t, K): the weights times the laid-out shift, summed over every dimension that
-    does not reach the result, in float64; its dimensions in `layout.kept` order."""
+    """L(t, K): the weights times the laid-out shift, in float64, summed over every
+    dimension that does not reach the result; its dimensions in `layout.kept` order."""
     summed_axes = tuple(d for d in range(kernel.ndim) if d not in layout.kept)
-    summed = (kernel * shift).sum(axis=summed_axes)
+    summed = (kernel.astype(np.float64) * shift).sum(axis=summed_axes)
     ascending = sorted(layout.kept)
     return np.transpose(summed, [ascending.index(d) for d in layout.kept])
 
