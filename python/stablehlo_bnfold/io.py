@@ -43,6 +43,7 @@ class Loaded:
     module: ir.Module
     format: Format
     version: str | None = None
+    source: str = "<input>"
 
 
 _passes_registered = False
@@ -112,7 +113,7 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         if context.allow_unregistered_dialects:
             _check_operation_names(module, source)
         inline_resources(module)
-    return Loaded(module, fmt, version)
+    return Loaded(module, fmt, version, source)
 
 
 def _portable_version(data: bytes) -> str | None:
@@ -229,8 +230,46 @@ def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
         text = str(module)
         return text if text.endswith("\n") else text + "\n"
     if fmt is Format.PORTABLE:
-        version = loaded.version or str(stablehlo.get_current_version())
-        return stablehlo.serialize_portable_artifact(module, version)
+        return _portable_artifact(loaded)
     buffer = _stdio.BytesIO()
     module.operation.write_bytecode(buffer)
     return buffer.getvalue()
+
+
+def _portable_artifact(loaded: Loaded) -> bytes:
+    """`loaded.module` as a portable artifact of the version it was read with (the current
+    one for other formats); FoldError naming the source when jaxlib cannot write it.
+
+    The version comes from the input's header, unchecked by the reader: an artifact that
+    claims a StableHLO newer than jaxlib's (or a malformed one) reads fine, and jaxlib's
+    writer then fails with a bare ValueError("failed to serialize module")."""
+    version = loaded.version or str(stablehlo.get_current_version())
+    oldest, newest = str(stablehlo.get_minimum_version()), str(stablehlo.get_current_version())
+    if not _version_between(version, oldest, newest):
+        raise FoldError(
+            f"{loaded.source}: cannot write a portable artifact for StableHLO {version}: "
+            f"this jaxlib writes {oldest} to {newest}"
+        )
+    context = loaded.module.context
+    errors: list[str] = []
+    handler = context.attach_diagnostic_handler(
+        lambda diagnostic: errors.append(_describe(diagnostic, loaded.source)) or True
+    )
+    try:
+        return stablehlo.serialize_portable_artifact(loaded.module, version)
+    except Exception:
+        detail = errors[0].split(": error: ", 1)[-1] if errors else "jaxlib's writer failed"
+        raise FoldError(f"{loaded.source}: cannot write a portable artifact: {detail}") from None
+    finally:
+        handler.detach()
+
+
+def _version_between(version: str, oldest: str, newest: str) -> bool:
+    """Whether `version` is a dotted version (1.17.0) from `oldest` to `newest`."""
+    if not re.fullmatch(r"\d+(\.\d+)*", version):
+        return False
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    return key(oldest) <= key(version) <= key(newest)

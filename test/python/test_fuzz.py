@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+from jaxlib.mlir.dialects import stablehlo
 from test_cli import (  # noqa: F401 (work is a fixture)
     EXAMPLE,
     PROG,
@@ -26,8 +27,11 @@ from test_cli import (  # noqa: F401 (work is a fixture)
     bnfold,
     bytecode_of,
     names_the_file,
+    portable_artifact_of,
     work,
 )
+
+import stablehlo_bnfold
 
 FUZZ = pathlib.Path(__file__).resolve().parents[1] / "fuzz"
 CRASHES = FUZZ / "crashes"
@@ -100,6 +104,45 @@ def test_cli_exits_1_with_one_line_when_an_unregistered_operation_name_is_not_ut
     (work / "op.mlir").write_text('func.func @main() {\n  "a\\FF.b"() : () -> ()\n  return\n}\n')
     run = bnfold(work, "op.mlir", "--stablehlo-fold-batch-norm", "--allow-unregistered-dialect")
     assert_one_error(run, 1, rf"{PROG}: error: op\.mlir: an operation name is not UTF-8")
+
+
+# --- findings, fixed: a portable artifact that claims a version jaxlib cannot write -------
+
+
+def _claiming_a_newer_stablehlo() -> tuple[bytes, str]:
+    """The example as a portable artifact whose header names a StableHLO version with the
+    major number 9 (same length, so the sections stay aligned), and that version."""
+    current = stablehlo.get_current_version()
+    claimed = "9" + current[1:]
+    data = portable_artifact_of(EXAMPLE.read_text(), current)
+    producer = f"StableHLO_v{current}\0".encode()
+    assert data.count(producer) == 1
+    return data.replace(producer, f"StableHLO_v{claimed}\0".encode()), claimed
+
+
+def test_cli_exits_1_with_one_line_when_asked_to_write_a_portable_artifact_of_a_newer_stablehlo(
+    work,
+):
+    # The reader does not check the header's version; jaxlib's writer raised a bare
+    # ValueError ("failed to serialize module"), which the CLI called an internal error.
+    data, claimed = _claiming_a_newer_stablehlo()
+    (work / "model.stablehlo").write_bytes(data)
+    run = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm", "--emit-bytecode")
+    assert_one_error(
+        run,
+        1,
+        rf"{PROG}: error: model\.stablehlo: cannot write a portable artifact for StableHLO "
+        rf"{re.escape(claimed)}: this jaxlib writes \S+ to {re.escape(stablehlo.get_current_version())}",
+    )
+    as_text = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm")
+    assert as_text.returncode == 0, as_text.stderr
+    assert "batch_norm_inference" not in as_text.text
+
+
+def test_fold_raises_fold_error_when_a_portable_artifact_claims_a_newer_stablehlo():
+    data, claimed = _claiming_a_newer_stablehlo()
+    with pytest.raises(stablehlo_bnfold.FoldError, match=rf"StableHLO {re.escape(claimed)}"):
+        stablehlo_bnfold.fold_batch_norm(data)
 
 
 # --- findings, not fixed: MLIR's bytecode readers crash -------------------------------------
