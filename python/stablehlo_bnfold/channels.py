@@ -251,7 +251,10 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
         array = array[tuple(keep)]
     if feature is None:
         first = array.reshape(-1)[:1]
-        return first.astype(np.float64) if np.all(array == first[0]) else None
+        # NaN != NaN: compared with ==, a uniform NaN would read as "not uniform", and the
+        # value would be folded in the graph, past the patterns' finiteness checks.
+        same = np.isnan(array) if np.isnan(first[0]) else array == first[0]
+        return first.astype(np.float64) if np.all(same) else None
     index = tuple(slice(None) if d == feature else slice(0, 1) for d in range(array.ndim))
     line = array[index]
     # Most constants that are not per-channel differ at their last element: look there

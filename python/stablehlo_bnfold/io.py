@@ -43,6 +43,7 @@ class Loaded:
     module: ir.Module
     format: Format
     version: str | None = None
+    source: str = "<input>"
 
 
 _passes_registered = False
@@ -75,32 +76,44 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         raise FoldError(f"{source}: input is empty")
     version = _portable_version(data) if isinstance(data, bytes) else None
     fmt = Format.TEXT if isinstance(data, str) else Format.PORTABLE if version else Format.BYTECODE
-    diagnostics: list[str] = []
+    errors: list[str] = []
 
     def collect(diagnostic: ir.Diagnostic) -> bool:
-        # Keep MLIR from printing to stderr; the first message goes into the FoldError.
-        diagnostics.append(str(diagnostic.message))
+        # Keep MLIR from printing to stderr; the first error goes into the FoldError.
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append(_describe(diagnostic, source))
         return True
 
+    # Errors go to `collect` instead of into an MLIRError: jaxlib's own capture aborts the
+    # process (std::terminate, "str_from_cstr_and_size(): conversion error") on a message
+    # that is not UTF-8, and MLIR quotes the input's bytes in its messages (a bytecode's
+    # producer in a note on every error, operation and symbol names). `_describe` gets a
+    # catchable error instead.
     handler = context.attach_diagnostic_handler(collect)
+    emitted = context.emit_error_diagnostics
+    context.emit_error_diagnostics = True
     with context, ir.Location.unknown():
         try:
             if fmt is Format.PORTABLE:
                 module = stablehlo.deserialize_portable_artifact(context, data)
             else:
                 module = ir.Module.parse(data)
-        except ir.MLIRError as error:
-            raise FoldError(_parse_error(error, source, fmt)) from None
-        except Exception as error:  # the artifact reader reports failures as plain errors
-            detail = diagnostics[0] if diagnostics else str(error)
-            raise FoldError(f"{source}: invalid {fmt.value}: {detail}") from None
+            _legalize_vhlo(module)
+            verified = module.operation.verify()
+        except Exception:  # MLIRError, or the artifact reader's plain errors
+            detail = errors[0] if errors else f"{source}: error: invalid {fmt.value}"
+            if fmt is Format.PORTABLE:
+                detail = f"{source}: invalid {fmt.value}: {detail.split(': error: ', 1)[-1]}"
+            raise FoldError(detail) from None
         finally:
+            context.emit_error_diagnostics = emitted
             handler.detach()
-        _legalize_vhlo(module, source)
-        if not module.operation.verify():
-            raise FoldError(f"{source}: module does not verify")
+        if not verified:
+            raise FoldError(errors[0] if errors else f"{source}: module does not verify")
+        if context.allow_unregistered_dialects:
+            _check_operation_names(module, source)
         inline_resources(module)
-    return Loaded(module, fmt, version)
+    return Loaded(module, fmt, version, source)
 
 
 def _portable_version(data: bytes) -> str | None:
@@ -123,25 +136,46 @@ def _portable_version(data: bytes) -> str | None:
     return None
 
 
-def _parse_error(error: ir.MLIRError, source: str, fmt: Format) -> str:
-    for diagnostic in error.error_diagnostics:
+def _describe(diagnostic: ir.Diagnostic, source: str) -> str:
+    """`where: error: message` for an MLIR error, `where` the file position or `source`."""
+    # Nothing may escape a diagnostic handler; jaxlib raises RuntimeError for text that is
+    # not UTF-8.
+    try:
         where = describe_location(diagnostic.location, source)
-        if not where or where.startswith("loc("):
-            where = source
-        return f"{where}: error: {diagnostic.message}"
-    return f"{source}: invalid {fmt.value}"
+    except Exception:  # a location name that is not UTF-8
+        where = source
+    if not where or where.startswith("loc("):
+        where = source
+    try:
+        message = str(diagnostic.message)
+    except Exception:
+        message = "a name or string in the input is not UTF-8 (MLIR's message cannot be shown)"
+    return f"{where}: error: {message}"
 
 
-def _legalize_vhlo(module: ir.Module, source: str) -> None:
+def _legalize_vhlo(module: ir.Module) -> None:
     """Turn VHLO ops (what a portable artifact holds on disk) into StableHLO, once."""
     if not any(_is_vhlo(op) for op in module.body.operations):
         return
+    passmanager.PassManager.parse("builtin.module(vhlo-legalize-to-stablehlo)").run(
+        module.operation
+    )
+
+
+def _check_operation_names(module: ir.Module, source: str) -> None:
+    """Refuse an operation name that is not UTF-8 (only an unregistered dialect's can be).
+
+    jaxlib aborts the process when it meets one inside a walk or a pattern callback; in a
+    plain Python loop, as here, it raises UnicodeDecodeError. A stack, not recursion, so
+    that deep nesting cannot exhaust Python's recursion limit."""
+    stack = [module.operation]
     try:
-        passmanager.PassManager.parse("builtin.module(vhlo-legalize-to-stablehlo)").run(
-            module.operation
-        )
-    except ir.MLIRError as error:
-        raise FoldError(_parse_error(error, source, Format.PORTABLE)) from None
+        while stack:
+            for region in stack.pop().regions:
+                for block in region.blocks:
+                    stack.extend(op.operation for op in block.operations)
+    except UnicodeDecodeError:
+        raise FoldError(f"{source}: an operation name is not UTF-8") from None
 
 
 def _is_vhlo(op: ir.OpView) -> bool:
@@ -196,8 +230,46 @@ def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
         text = str(module)
         return text if text.endswith("\n") else text + "\n"
     if fmt is Format.PORTABLE:
-        version = loaded.version or str(stablehlo.get_current_version())
-        return stablehlo.serialize_portable_artifact(module, version)
+        return _portable_artifact(loaded)
     buffer = _stdio.BytesIO()
     module.operation.write_bytecode(buffer)
     return buffer.getvalue()
+
+
+def _portable_artifact(loaded: Loaded) -> bytes:
+    """`loaded.module` as a portable artifact of the version it was read with (the current
+    one for other formats); FoldError naming the source when jaxlib cannot write it.
+
+    The version comes from the input's header, unchecked by the reader: an artifact that
+    claims a StableHLO newer than jaxlib's (or a malformed one) reads fine, and jaxlib's
+    writer then fails with a bare ValueError("failed to serialize module")."""
+    version = loaded.version or str(stablehlo.get_current_version())
+    oldest, newest = str(stablehlo.get_minimum_version()), str(stablehlo.get_current_version())
+    if not _version_between(version, oldest, newest):
+        raise FoldError(
+            f"{loaded.source}: cannot write a portable artifact for StableHLO {version}: "
+            f"this jaxlib writes {oldest} to {newest}"
+        )
+    context = loaded.module.context
+    errors: list[str] = []
+    handler = context.attach_diagnostic_handler(
+        lambda diagnostic: errors.append(_describe(diagnostic, loaded.source)) or True
+    )
+    try:
+        return stablehlo.serialize_portable_artifact(loaded.module, version)
+    except Exception:
+        detail = errors[0].split(": error: ", 1)[-1] if errors else "jaxlib's writer failed"
+        raise FoldError(f"{loaded.source}: cannot write a portable artifact: {detail}") from None
+    finally:
+        handler.detach()
+
+
+def _version_between(version: str, oldest: str, newest: str) -> bool:
+    """Whether `version` is a dotted version (1.17.0) from `oldest` to `newest`."""
+    if not re.fullmatch(r"\d+(\.\d+)*", version):
+        return False
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in v.split("."))
+
+    return key(oldest) <= key(version) <= key(newest)

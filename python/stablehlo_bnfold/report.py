@@ -144,10 +144,13 @@ class Recorder:
             self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
-        self.errors.append(
-            f"{self._where(op)}: error: internal error in pattern {pattern}: "
-            f"{type(error).__name__}: {error}"
-        )
+        if isinstance(error, MemoryError):
+            # Not a bug: the folded weights do not fit (a gigantic splat kernel is a few
+            # bytes in the input and every byte of it once scaled per channel).
+            what = f"not enough memory to fold [{pattern}]: {error}"
+        else:
+            what = f"internal error in pattern {pattern}: {type(error).__name__}: {error}"
+        self.errors.append(f"{self._where(op)}: error: {what}")
 
     def _where(self, op: ir.OpView) -> str:
         return describe_location(op.location, self.source)

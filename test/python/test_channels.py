@@ -24,7 +24,8 @@ def definition(array: np.ndarray, feature: int | None) -> np.ndarray | None:
         return None
     if feature is None:
         first = array.reshape(-1)[:1]
-        return first.astype(np.float64) if np.all(array == first[0]) else None
+        uniform = np.array_equal(array, np.broadcast_to(first, array.shape), equal_nan=True)
+        return first.astype(np.float64) if uniform else None
     index = tuple(slice(None) if d == feature else slice(0, 1) for d in range(array.ndim))
     line = array[index]
     if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):

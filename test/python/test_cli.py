@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -80,16 +81,31 @@ class Run:
         return self.stderr.splitlines()
 
 
-def bnfold(cwd: pathlib.Path, *args: str, stdin: bytes = b"", umask: int | None = None) -> Run:
+def bnfold(
+    cwd: pathlib.Path,
+    *args: str,
+    stdin: bytes = b"",
+    umask: int | None = None,
+    address_space: int | None = None,
+) -> Run:
     """Run `python -m stablehlo_bnfold.cli ARGS` in `cwd`; stdin is empty unless given, so
-    a command that wrongly reads stdin fails instead of hanging."""
+    a command that wrongly reads stdin fails instead of hanging. `address_space` caps the
+    process's virtual memory (bytes), so that an allocation too large for it fails at once
+    on any machine instead of paging in under the kernel's overcommit."""
+
+    def limit() -> None:
+        if umask is not None:
+            os.umask(umask)
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     result = subprocess.run(
         [sys.executable, "-m", "stablehlo_bnfold.cli", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,
         timeout=300,
-        preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+        preexec_fn=None if umask is None and address_space is None else limit,
     )
     return Run(result.returncode, result.stdout, result.stderr.decode(errors="replace"))
 
@@ -260,6 +276,48 @@ def test_cli_exits_1_with_file_line_col_when_the_module_does_not_verify(work):
     )
     run = bnfold(work, "verify.mlir", "--stablehlo-fold-batch-norm")
     assert_one_error(run, 1, r"verify\.mlir:3:3: error: .+")
+
+
+# A convolution whose kernel is a splat of 1000x1000x100000x4 f32: 1.5 TiB once its output
+# features are scaled differently, 200 bytes in the file.
+GIGANTIC_SPLAT_KERNEL = """\
+func.func @main(%x: tensor<1x1000x1000x100000xf32>) -> tensor<1x1x1x4xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1000x1000x100000x4xf32>
+  %scale = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %offset = stablehlo.constant dense<[0.0, 0.1, 0.2, 0.3]> : tensor<4xf32>
+  %mean = stablehlo.constant dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>
+  %var = stablehlo.constant dense<[1.0, 1.0, 4.0, 4.0]> : tensor<4xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1000x1000x100000xf32>, tensor<1000x1000x100000x4xf32>) -> tensor<1x1x1x4xf32>
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-5 : f32, feature_index = 3 : i64} : (tensor<1x1x1x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  return %y : tensor<1x1x1x4xf32>
+}
+"""
+EIGHT_GIB = 8 << 30
+
+
+def test_cli_exits_1_and_says_there_is_not_enough_memory_to_fold_a_gigantic_splat_kernel(work):
+    (work / "giant.mlir").write_text(GIGANTIC_SPLAT_KERNEL)
+    run = bnfold(work, "giant.mlir", "--stablehlo-fold-batch-norm", address_space=EIGHT_GIB)
+    assert_one_error(
+        run, 1, r"giant\.mlir:8:8: error: not enough memory to fold \[fold_bn_into_linear\]: .*TiB.*"
+    )
+
+
+def test_cli_passes_a_gigantic_splat_constant_it_does_not_fold_through_without_materialising_it(
+    work,
+):
+    # 40 GB as a tensor; reading, the pass and printing all keep it a splat.
+    text = (
+        "func.func @main(%x: tensor<100000x100000xf32>) -> tensor<100000x100000xf32> {\n"
+        "  %k = stablehlo.constant dense<5.000000e-01> : tensor<100000x100000xf32>\n"
+        "  %y = stablehlo.add %x, %k : tensor<100000x100000xf32>\n"
+        "  return %y : tensor<100000x100000xf32>\n}\n"
+    )
+    (work / "splat.mlir").write_text(text)
+    run = bnfold(work, "splat.mlir", "--stablehlo-fold-batch-norm", address_space=EIGHT_GIB)
+    assert run.returncode == 0, run.stderr
+    assert run.text == printed(text)
+    assert "dense<5.000000e-01> : tensor<100000x100000xf32>" in run.text
 
 
 def test_cli_passes_a_module_without_functions_through_unchanged(work):

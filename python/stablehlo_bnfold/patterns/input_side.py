@@ -59,6 +59,8 @@ class _Affine:
     x: ir.Value
     scale: np.ndarray
     shift: np.ndarray
+    batch_norm: bool
+    """Whether one of the ops is a `batch_norm_inference`."""
 
 
 def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter) -> Outcome:
@@ -76,8 +78,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     static; the kernel is a finite constant of a supported float type at least as wide as
     the activation and result; with padding or lhs dilation, s is not all ones (a shift
     alone is not a candidate) and has no zero; the bias (or t / s) and K * s are finite in
-    their element types; with padding or lhs dilation, no nonzero weight of K * s is
-    subnormal or zero.
+    their element types; with padding or lhs dilation, rounding K * s, magnified by t / s,
+    errs by at most eps of sum |K * t| per output feature.
     """
     return _fold_input_affine(conv, rw)
 
@@ -116,6 +118,7 @@ def _input_affine(value: ir.Value, feature: int, channels: int) -> _Affine | str
     """The affine ops that compute `value`, as x * scale + shift in float64; None when its
     op is not one; a reason when it is one that cannot be folded."""
     top, scale, shift = None, np.ones(channels), np.zeros(channels)
+    batch_norm = False
     while top is None or single_user(value):
         step = _step(value.owner, feature, channels)
         if step is None or (isinstance(step, str) and top is not None):
@@ -127,10 +130,11 @@ def _input_affine(value: ir.Value, feature: int, channels: int) -> _Affine | str
         scale, shift = scale * s, shift + t * scale
         if top is None:
             top = value.owner
+        batch_norm = batch_norm or isinstance(value.owner, stablehlo.BatchNormInferenceOp)
         value = down
     if top is None:
         return None
-    return _Affine(top, value, scale, shift)
+    return _Affine(top, value, scale, shift, batch_norm)
 
 
 def _step(op: ir.OpView, feature: int, channels: int) -> tuple[ir.Value, np.ndarray, np.ndarray] | str | None:
@@ -175,6 +179,10 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewri
         # the weights' type would add an error the original never made.
         return rw.skip(top, NARROW_WEIGHTS)
     attr = constant_attr(weights)
+    if attr is None and not affine.batch_norm:
+        # Most adds and multiplies before a linear op with weights that are arguments
+        # (attention's q * scale, a bias add) are no batch norm: not candidates.
+        return rw.not_candidate(top, "weights are not a constant")
     if attr is None:
         return rw.skip(top, "weights are not a constant")
     stored = read_dense(attr)
@@ -199,9 +207,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewri
     scaled = _scaled(stored, layout, affine.scale, dtype)
     if scaled is None:
         return rw.skip(top, "folded weights overflow their element type")
-    if moved is not None and _underflows(scaled, stored):
-        # conv(x + t / s, K * s): a K * s that lost digits below the smallest normal number
-        # is multiplied by the large t / s of that channel, which the original never did.
+    if moved is not None and _magnified(scaled, stored, layout, affine):
         return rw.skip(top, "folded weights underflow their element type")
 
     if moved is not None:
@@ -232,10 +238,19 @@ def _scaled(stored: np.ndarray, layout: InputLayout, scale: np.ndarray, dtype: n
         return round_to(dtype, stored.astype(np.float64) * _along_input(layout, scale, stored.shape))
 
 
-def _underflows(scaled: np.ndarray, stored: np.ndarray) -> bool:
-    """Whether a nonzero weight became subnormal or zero when scaled and rounded."""
-    tiny = float(ml_dtypes.finfo(scaled.dtype).tiny)
-    return bool(np.any((np.abs(scaled.astype(np.float64)) < tiny) & (stored != 0)))
+def _magnified(scaled: np.ndarray, stored: np.ndarray, layout: InputLayout, affine: _Affine) -> bool:
+    """Whether, in conv(x + t / s, K * s), the rounding of K * s times t / s errs by more
+    than one rounding (eps) of sum |K * t| for some output feature.
+
+    A rounding of K * s to a normal number errs by at most eps / 2 of it, which t / s
+    turns into eps / 2 of |K * t|: never more. Among subnormals (a tiny scale, as in a
+    near-dead channel) the error is absolute, and t / s magnifies it past what the
+    original computes."""
+    exact = stored.astype(np.float64) * _along_input(layout, affine.scale, stored.shape)
+    magnifier = np.abs(_along_input(layout, affine.shift / affine.scale, stored.shape))
+    error = _contract(np.abs(scaled.astype(np.float64) - exact), magnifier, layout)
+    size = _contract(np.abs(stored), np.abs(_along_input(layout, affine.shift, stored.shape)), layout)
+    return bool(np.any(error > float(ml_dtypes.finfo(scaled.dtype).eps) * size))
 
 
 def _reads_every_tap(linear: ir.OpView) -> bool:

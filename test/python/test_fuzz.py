@@ -1,0 +1,185 @@
+"""Coverage-guided fuzzing of the input reader (test/fuzz/fuzz_load.py), and every crash it
+found, kept as a regression test.
+
+CI runs a short, seeded campaign over MLIR text. Binary formats are fuzzed by hand
+(`--formats=all`, see docs/reliability.md): MLIR's bytecode readers crash on corrupted
+input within seconds, inside jaxlib's C++ code, before anything this package could check.
+Those crashes are kept below as strict xfails, so a jaxlib that fixes one (or a reader
+that learns to refuse it) turns the test red until the mark is removed.
+
+Every finding runs in a subprocess, the CLI as a user runs it: a regression aborts that
+process, not pytest's.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+from jaxlib.mlir.dialects import stablehlo
+from test_cli import (  # noqa: F401 (work is a fixture)
+    EXAMPLE,
+    PROG,
+    assert_one_error,
+    bnfold,
+    bytecode_of,
+    names_the_file,
+    portable_artifact_of,
+    work,
+)
+
+import stablehlo_bnfold
+
+FUZZ = pathlib.Path(__file__).resolve().parents[1] / "fuzz"
+CRASHES = FUZZ / "crashes"
+
+
+def test_fuzzing_the_text_reader_finds_no_crash(tmp_path):
+    """2000 seeded runs (at most 25 seconds) from examples/conv_bn.mlir: every input
+    either folds or raises a one-line FoldError."""
+    corpus, artifacts = tmp_path / "corpus", tmp_path / "artifacts"
+    corpus.mkdir()
+    artifacts.mkdir()
+    run = subprocess.run(
+        [
+            sys.executable, str(FUZZ / "fuzz_load.py"), "--formats=text", str(corpus),
+            "-seed=1", "-runs=2000", "-max_total_time=25", f"-dict={FUZZ / 'mlir.dict'}",
+            f"-artifact_prefix={artifacts}/",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    found = {p.name: p.read_bytes()[:300] for p in artifacts.iterdir()}
+    assert run.returncode == 0 and not found, f"{found}\n{run.stderr[-3000:]}"
+    assert re.search(r"^Done \d+ runs in \d+ second", run.stderr, re.MULTILINE), run.stderr[-2000:]
+
+
+# --- findings, fixed: diagnostics that are not UTF-8 ----------------------------------------
+#
+# MLIR quotes bytes of the input in its messages. jaxlib turns a message into a Python
+# string inside its own error capture and, when the bytes are not UTF-8, aborts the
+# process (std::terminate: "str_from_cstr_and_size(): conversion error"). io.load now has
+# MLIR's errors delivered to its own handler, where the failure is catchable.
+
+
+def _with_producer(data: bytes, producer: bytes) -> bytes:
+    """Bytecode `data` with its header's producer string replaced by `producer`."""
+    width = (data[4] & -data[4]).bit_length()  # the version varint, one byte in practice
+    end = data.index(b"\0", 4 + width)
+    return data[: 4 + width] + producer + data[end:]
+
+
+def test_cli_exits_1_with_one_line_when_a_bytecode_producer_is_not_utf8(work):
+    # Every error after the header carries a note "produced by: <producer>".
+    data = _with_producer(bytecode_of(EXAMPLE.read_text()), b"MLIR\xff\xfe")
+    (work / "model.mlirbc").write_bytes(data[: len(data) // 2])
+    run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, names_the_file("model.mlirbc"))
+
+
+def test_cli_exits_1_with_one_line_when_a_bytecode_operation_name_is_not_utf8(work):
+    # The string table names the op "stablehlo.convolutio\xa1": "unregistered operation".
+    data = bytecode_of(EXAMPLE.read_text())
+    assert data.count(b"convolution\0") == 1
+    (work / "model.mlirbc").write_bytes(data.replace(b"convolution\0", b"convolutio\xa1\0"))
+    run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, r"model\.mlirbc:\d+:\d+: error: .*not UTF-8.*")
+
+
+def test_cli_exits_1_with_one_line_when_text_calls_a_symbol_that_is_not_utf8(work):
+    # `\FF` is a valid escape in an MLIR string; the verifier quotes the missing callee.
+    (work / "call.mlir").write_text(
+        'func.func @main() {\n  func.call @"\\FF"() : () -> ()\n  return\n}\n'
+    )
+    run = bnfold(work, "call.mlir", "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, r"call\.mlir:2:3: error: .*not UTF-8.*")
+
+
+def test_cli_exits_1_with_one_line_when_an_unregistered_operation_name_is_not_utf8(work):
+    # Accepted by the parser with --allow-unregistered-dialect; jaxlib aborted walking it.
+    (work / "op.mlir").write_text('func.func @main() {\n  "a\\FF.b"() : () -> ()\n  return\n}\n')
+    run = bnfold(work, "op.mlir", "--stablehlo-fold-batch-norm", "--allow-unregistered-dialect")
+    assert_one_error(run, 1, rf"{PROG}: error: op\.mlir: an operation name is not UTF-8")
+
+
+# --- findings, fixed: a portable artifact that claims a version jaxlib cannot write -------
+
+
+def _claiming_a_newer_stablehlo() -> tuple[bytes, str]:
+    """The example as a portable artifact whose header names a StableHLO version with the
+    major number 9 (same length, so the sections stay aligned), and that version."""
+    current = stablehlo.get_current_version()
+    claimed = "9" + current[1:]
+    data = portable_artifact_of(EXAMPLE.read_text(), current)
+    producer = f"StableHLO_v{current}\0".encode()
+    assert data.count(producer) == 1
+    return data.replace(producer, f"StableHLO_v{claimed}\0".encode()), claimed
+
+
+def test_cli_exits_1_with_one_line_when_asked_to_write_a_portable_artifact_of_a_newer_stablehlo(
+    work,
+):
+    # The reader does not check the header's version; jaxlib's writer raised a bare
+    # ValueError ("failed to serialize module"), which the CLI called an internal error.
+    data, claimed = _claiming_a_newer_stablehlo()
+    (work / "model.stablehlo").write_bytes(data)
+    run = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm", "--emit-bytecode")
+    assert_one_error(
+        run,
+        1,
+        rf"{PROG}: error: model\.stablehlo: cannot write a portable artifact for StableHLO "
+        rf"{re.escape(claimed)}: this jaxlib writes \S+ to {re.escape(stablehlo.get_current_version())}",
+    )
+    as_text = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm")
+    assert as_text.returncode == 0, as_text.stderr
+    assert "batch_norm_inference" not in as_text.text
+
+
+def test_fold_raises_fold_error_when_a_portable_artifact_claims_a_newer_stablehlo():
+    data, claimed = _claiming_a_newer_stablehlo()
+    with pytest.raises(stablehlo_bnfold.FoldError, match=rf"StableHLO {re.escape(claimed)}"):
+        stablehlo_bnfold.fold_batch_norm(data)
+
+
+# --- findings, not fixed: MLIR's bytecode readers crash -------------------------------------
+
+UPSTREAM = {
+    "vhlo_function_type_that_is_a_location.stablehlo": (
+        "one byte of a portable artifact makes vhlo.func_v1's function_type a location; "
+        "vhlo-legalize-to-stablehlo builds func.func through setPropertiesFromAttr with a "
+        "null emitError and jumps to address 0 (SIGSEGV)"
+    ),
+    "vhlo_integer_attribute_of_unsupported_width.stablehlo": (
+        "VhloBytecodeInterface::readIntegerV1Attr calls report_fatal_error "
+        "('unsupported integer type'): the process aborts"
+    ),
+    "vhlo_tensor_attribute_with_a_non_shaped_type.stablehlo": (
+        "VhloBytecodeInterface::readTensorV1Attr hands a non-shaped type to "
+        "DenseElementsAttr::getFromRawBuffer (SIGSEGV in ShapedType::getElementType)"
+    ),
+    "bytecode_corrupt_block_header.mlirbc": (
+        "BytecodeReader::Impl::parseBlockHeader -> defineValues writes outside the value "
+        "table (SIGSEGV)"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"jaxlib 0.10.2: {why}"))
+        for name, why in sorted(UPSTREAM.items())
+    ],
+)
+def test_cli_exits_1_with_one_line_on_bytecode_that_crashes_mlirs_reader(work, name):
+    (work / name).write_bytes((CRASHES / name).read_bytes())
+    run = bnfold(work, name, "--stablehlo-fold-batch-norm")
+    assert_one_error(run, 1, names_the_file(name))
+
+
+def test_every_kept_crash_input_has_a_regression_test():
+    assert sorted(p.name for p in CRASHES.iterdir()) == sorted(UPSTREAM)
