@@ -20,7 +20,7 @@ parser is not, so coverage guides the mutations through the reader's Python bran
 while the seeds keep them near valid input.
 
     python3 test/fuzz/fuzz_load.py [--formats=text|all] CORPUS_DIR -seed=1 \\
-        -max_total_time=300 -artifact_prefix=/tmp/fuzz/
+        -max_total_time=300 -artifact_prefix=fuzz-artifacts/
 
 An empty CORPUS_DIR is filled with the seeds first; libFuzzer adds to it what it finds.
 `test/python/test_fuzz.py` runs a short, seeded campaign over text in CI.

@@ -229,23 +229,9 @@ class Module:
     parameters: tuple[np.ndarray, ...]
 
 
-def _layer(
-    conv: Conv, stats: Stats, x: str, n: int
-) -> tuple[list[str], str, str, list[tuple[str, np.ndarray]]]:
-    """The lines of layer `n`, reading value `x`: (lines, the batch norm's operand, the
-    batch norm's result, the arguments it needs as (name, values)). Names end in `n`, so
-    layers can be chained."""
-    e = conv.element
-    xt, kt, yt = (_tensor(s, e) for s in (conv.input_shape, conv.kernel_shape, conv.output_shape))
-    vector = _tensor((conv.out_features,), e)
-    arguments: list[tuple[str, np.ndarray]] = []
-
-    def parameter(name: str, values: np.ndarray) -> list[str]:
-        if conv.params == "arguments":
-            arguments.append((name, np.asarray(values, dtype=np.float64).astype(conv.dtype)))
-            return []
-        return [_constant(name, values, e)]
-
+def _convolution(conv: Conv, result: str, x: str, kernel: str, element: str) -> str:
+    """The line `result = stablehlo.convolution(x, kernel)` of `conv`, in `element`."""
+    xt, kt, yt = (_tensor(s, element) for s in (conv.input_shape, conv.kernel_shape, conv.output_shape))
     window = (
         f"stride = {_ints(conv.stride)}, "
         f"pad = [{', '.join(_ints(p) for p in conv.pad)}], "
@@ -256,11 +242,31 @@ def _layer(
         f"[{', '.join(conv.input_layout)}]x[{', '.join(conv.kernel_layout)}]"
         f"->[{', '.join(conv.output_layout)}]"
     )
-    lines = parameter(f"k{n}", stats.kernel) + [
-        f"  %conv{n} = stablehlo.convolution({x}, %k{n}) dim_numbers = {dims}, "
+    return (
+        f"  {result} = stablehlo.convolution({x}, {kernel}) dim_numbers = {dims}, "
         f"window = {{{window}}} {{batch_group_count = {conv.batch_groups} : i64, "
-        f"feature_group_count = {conv.feature_groups} : i64}} : ({xt}, {kt}) -> {yt}",
-    ]
+        f"feature_group_count = {conv.feature_groups} : i64}} : ({xt}, {kt}) -> {yt}"
+    )
+
+
+def _layer(
+    conv: Conv, stats: Stats, x: str, n: int
+) -> tuple[list[str], str, str, list[tuple[str, np.ndarray]]]:
+    """The lines of layer `n`, reading value `x`: (lines, the batch norm's operand, the
+    batch norm's result, the arguments it needs as (name, values)). Names end in `n`, so
+    layers can be chained."""
+    e = conv.element
+    yt = _tensor(conv.output_shape, e)
+    vector = _tensor((conv.out_features,), e)
+    arguments: list[tuple[str, np.ndarray]] = []
+
+    def parameter(name: str, values: np.ndarray) -> list[str]:
+        if conv.params == "arguments":
+            arguments.append((name, np.asarray(values, dtype=np.float64).astype(conv.dtype)))
+            return []
+        return [_constant(name, values, e)]
+
+    lines = parameter(f"k{n}", stats.kernel) + [_convolution(conv, f"%conv{n}", x, f"%k{n}", e)]
     operand = f"%conv{n}"
     if conv.bias is not None:
         pair = f"%conv{n}, %bias{n}" if conv.bias == "after" else f"%bias{n}, %conv{n}"
@@ -725,18 +731,8 @@ def _input_side_text(conv: Conv, bound: bool = False) -> str:
         values.update(k=np.abs(values["k"]), scale=np.abs(values["scale"]),
                       offset=np.abs(values["offset"]), mean=-np.abs(values["mean"]))
         e = "f64"
-    xt, kt, yt = (_tensor(s, e) for s in (conv.input_shape, conv.kernel_shape, conv.output_shape))
+    xt, yt = _tensor(conv.input_shape, e), _tensor(conv.output_shape, e)
     vector = _tensor((c,), e)
-    window = (
-        f"stride = {_ints(conv.stride)}, "
-        f"pad = [{', '.join(_ints(p) for p in conv.pad)}], "
-        f"lhs_dilate = {_ints(conv.lhs_dilate)}, rhs_dilate = {_ints(conv.rhs_dilate)}, "
-        f"reverse = [{', '.join('true' if r else 'false' for r in conv.reverse)}]"
-    )
-    dims = (
-        f"[{', '.join(conv.input_layout)}]x[{', '.join(conv.kernel_layout)}]"
-        f"->[{', '.join(conv.output_layout)}]"
-    )
     epsilon = repr(float(np.float32(conv.epsilon)))
     return "\n".join([
         f"func.func @main(%x: {xt}) -> {yt} {{",
@@ -744,9 +740,7 @@ def _input_side_text(conv: Conv, bound: bool = False) -> str:
         f'  %bn = "stablehlo.batch_norm_inference"(%x, %scale, %offset, %mean, %variance) '
         f"{{epsilon = {epsilon} : f32, feature_index = {conv.input_layout.index('f')} : i64}}"
         f" : ({xt}, {vector}, {vector}, {vector}, {vector}) -> {xt}",
-        f"  %y = stablehlo.convolution(%bn, %k) dim_numbers = {dims}, window = {{{window}}} "
-        f"{{batch_group_count = {conv.batch_groups} : i64, "
-        f"feature_group_count = {conv.feature_groups} : i64}} : ({xt}, {kt}) -> {yt}",
+        _convolution(conv, "%y", "%bn", "%k", e),
         f"  return %y : {yt}",
         "}",
         "",
