@@ -641,7 +641,11 @@ def assert_every_batch_norm_is_folded(layers: tuple[Conv, ...], folded: str, rep
     batch norm, and no step of a decomposed one (a subtract, multiply, divide or reshape),
     whether its values are constants or arguments."""
     assert report.skips == (), report.to_text()
-    assert report.folded == sum(FOLDS_PER_LAYER[conv.form] for conv in layers), report.to_text()
+    # A layer's own bias add is one more fold when the bias of the layer before, passed on
+    # into its convolution (an input-side fold), meets it before its batch norm does.
+    steps = sum(FOLDS_PER_LAYER[conv.form] for conv in layers)
+    own_bias_adds = sum(conv.bias is not None for conv in layers[1:])
+    assert steps <= report.folded <= steps + own_bias_adds, report.to_text()
     path = activation_path(folded)
     assert path["stablehlo.convolution"] == len(layers), path
     assert path["stablehlo.add"] <= len(layers), path
