@@ -23,7 +23,7 @@ TESTDATA = pathlib.Path(__file__).resolve().parents[1] / "testdata"
 # Tolerance per output element type: the one the package's `verify` uses (its module
 # docstring gives the reasoning).
 
-_DTYPES = {
+DTYPES = {
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
     "f32": np.dtype(np.float32),
@@ -59,7 +59,7 @@ def main_input_types(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
         module = ir.Module.parse(text)
         main = next(op for op in module.body.operations if op.sym_name.value == "main")
         types = [ir.RankedTensorType(t) for t in main.type.inputs]
-        return [(tuple(t.shape), _DTYPES[str(t.element_type)]) for t in types]
+        return [(tuple(t.shape), DTYPES[str(t.element_type)]) for t in types]
 
 
 def random_inputs(text: str, seed: int) -> list[np.ndarray]:

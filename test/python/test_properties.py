@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import TOLERANCE, count_batch_norms, main_input_types, run_on_cpu
+from helpers import DTYPES, TOLERANCE, count_batch_norms, main_input_types, run_on_cpu
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from jax._src.interpreters.mlir import make_ir_context
@@ -60,12 +60,6 @@ def examples(ci: int) -> settings:
     return settings(PROFILE, max_examples=ci)
 
 
-_DTYPES = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-}
 
 
 @dataclass(frozen=True)
@@ -101,7 +95,7 @@ class Conv:
 
     @property
     def dtype(self) -> np.dtype:
-        return _DTYPES[self.element]
+        return DTYPES[self.element]
 
     @property
     def spatial(self) -> int:
@@ -189,7 +183,7 @@ def _constant(name: str, values: np.ndarray, element: str) -> str:
     """A constant holding `values` rounded once to the element type, written exactly: 1-D
     as float64 decimals (every f16, bf16 and f32 value is one) or, for NaN and infinities,
     their bits in hex; anything else as raw hex bytes."""
-    values = np.asarray(values, dtype=np.float64).astype(_DTYPES[element])
+    values = np.asarray(values, dtype=np.float64).astype(DTYPES[element])
     if values.ndim == 1:
         bits = values.view(f"u{values.dtype.itemsize}")
         body = "[" + ", ".join(
@@ -477,7 +471,7 @@ def _divisors(n: int) -> list[int]:
 
 @st.composite
 def convolutions(
-    draw, elements=tuple(_DTYPES), after: Conv | None = None, forms=FORMS, params=PARAMS
+    draw, elements=tuple(DTYPES), after: Conv | None = None, forms=FORMS, params=PARAMS
 ) -> Conv:
     """Any convolution StableHLO accepts within small sizes, followed by a batch norm in
     one of `forms`, its values in one of `params`; `after` fixes the input to that layer's
@@ -590,7 +584,7 @@ def aborts_xla(conv: Conv) -> bool:
 
 @st.composite
 def chains(
-    draw, elements=tuple(_DTYPES), longest: int = 3, forms=FORMS, params=PARAMS
+    draw, elements=tuple(DTYPES), longest: int = 3, forms=FORMS, params=PARAMS
 ) -> tuple[Conv, ...]:
     """1 to `longest` layers, each reading the one before."""
     layers = [draw(convolutions(elements, forms=forms, params=params))]
@@ -958,7 +952,7 @@ def test_folded_module_round_trips_through_bytecode_and_portable_artifacts(conv,
         assert str(stablehlo.deserialize_portable_artifact(context, from_artifact)) == once
 
 
-@pytest.mark.parametrize("element", sorted(_DTYPES))
+@pytest.mark.parametrize("element", sorted(DTYPES))
 def test_the_generator_writes_modules_that_verify_in_every_element_type(element):
     """A guard on the generator itself: a module it writes parses and verifies, so a
     property failure is about the fold and not about the text."""

@@ -40,7 +40,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import InputLayout, input_layouts, single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
-from .affine import NARROW_WEIGHTS, affine_step
+from .affine import AFFINE_OPS, NARROW_WEIGHTS, affine_step
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -100,7 +100,14 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     return _fold_input_affine(dot, rw)
 
 
+_CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
+
+
 def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
+    # Every linear op of a model comes here; most read a relu or another linear op, so
+    # look at the operands' producers before reading any dimension numbers.
+    if not any(isinstance(v.owner, _CHAIN_OPS) for v in linear.operands):
+        return rw.not_candidate(linear, "input is not a per-feature affine map")
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
