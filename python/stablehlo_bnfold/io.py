@@ -1,16 +1,25 @@
 """Reading and writing modules: MLIR text, MLIR bytecode, StableHLO portable artifacts.
 
-`load` turns any of them into a StableHLO `ir.Module`, legalizing VHLO once, and remembers
-the format (and, for a portable artifact, its StableHLO version) so that `dump` can write
-the module back the way it came. Nothing is round-tripped through text on the way.
+`load` (from memory) and `load_file` turn any of them into a StableHLO `ir.Module`,
+legalizing VHLO once, and remember the format (and, for a portable artifact, its StableHLO
+version) so that `dump` (to memory) and `write` (to a file) can write the module back the
+way it came. Nothing is round-tripped through text on the way.
+
+Memory: MLIR keeps every constant it has parsed or built until its context dies, so a fold
+holds the input's constants and the folded ones at once (2x the weights that fold).
+`load_file` and `write` add nothing to that for text and bytecode: MLIR reads the file
+itself and frees its buffer after parsing, and the output is streamed to the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import enum
 import io as _stdio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
@@ -21,7 +30,19 @@ from jaxlib.mlir.dialects import stablehlo
 from .constants import dense_attr, float_dtype
 from .report import FoldError, describe_location
 
-__all__ = ["Format", "Loaded", "dump", "inline_resources", "load", "make_context"]
+__all__ = [
+    "Format",
+    "Loaded",
+    "dump",
+    "inline_resources",
+    "load",
+    "load_file",
+    "make_context",
+    "read_file",
+    "sniff",
+    "sniff_file",
+    "write",
+]
 
 BYTECODE_MAGIC = b"ML\xefR"
 """The first bytes of MLIR bytecode (and so of a portable artifact)."""
@@ -71,11 +92,103 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
+            raise FoldError(_not_mlir(source)) from None
     if not data or (isinstance(data, str) and not data.strip()):
         raise FoldError(f"{source}: input is empty")
-    version = _portable_version(data) if isinstance(data, bytes) else None
-    fmt = Format.TEXT if isinstance(data, str) else Format.PORTABLE if version else Format.BYTECODE
+    fmt, version = sniff(data[:4096]) if isinstance(data, bytes) else (Format.TEXT, None)
+    if fmt is Format.PORTABLE:
+        return _load(lambda: stablehlo.deserialize_portable_artifact(context, data), context, fmt, version, source)
+    return _load(lambda: ir.Module.parse(data), context, fmt, version, source)
+
+
+def load_file(path: str, context: ir.Context, *, source: str | None = None) -> Loaded:
+    """`load` for the file at `path`, holding no copy of it once parsed: MLIR reads text
+    and bytecode itself; a portable artifact's bytes are dropped before VHLO is legalized.
+
+    FoldError names `source` (default `path`), also when the file cannot be read.
+    """
+    source = source or path
+    fmt, version = sniff_file(path, source=source)
+    if fmt is Format.PORTABLE:
+
+        def parse() -> ir.Module:
+            return stablehlo.deserialize_portable_artifact(context, read_file(path, source=source))
+
+    else:
+        if fmt is Format.TEXT:
+            _check_text_file(path, source)
+
+        def parse() -> ir.Module:
+            return ir.Module.parseFile(path)
+
+    return _load(parse, context, fmt, version, source)
+
+
+def sniff(head: bytes) -> tuple[Format, str | None]:
+    """The format of an input that starts with `head` (its first 4 KiB are plenty) and,
+    for a portable artifact, its StableHLO version. Anything but bytecode is taken for
+    text here; `load` and `load_file` check that it is."""
+    if head.startswith(BYTECODE_MAGIC):
+        version = _portable_version(head)
+        return (Format.PORTABLE if version else Format.BYTECODE), version
+    return Format.TEXT, None
+
+
+def sniff_file(path: str, *, source: str | None = None) -> tuple[Format, str | None]:
+    """`sniff` for the file at `path`; FoldError naming `source` (default `path`) when it
+    is missing, a directory or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            return sniff(handle.read(4096))
+    except OSError as error:
+        raise FoldError(_unreadable(source or path, error)) from None
+
+
+def _check_text_file(path: str, source: str) -> None:
+    """FoldError unless the file is UTF-8 and not blank; read in 16 MiB pieces, so that a
+    large text is never held whole."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    blank = True
+    try:
+        with open(path, "rb") as handle:
+            while piece := handle.read(1 << 24):
+                text = decoder.decode(piece)
+                blank = blank and not text.strip()
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise FoldError(_not_mlir(source)) from None
+    except OSError as error:
+        raise FoldError(_unreadable(source, error)) from None
+    if blank:
+        raise FoldError(f"{source}: input is empty")
+
+
+def read_file(path: str, *, source: str | None = None) -> bytes:
+    """The bytes of the file at `path`; FoldError naming `source` (default `path`) when it
+    is missing, a directory or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise FoldError(_unreadable(source or path, error)) from None
+
+
+def _unreadable(source: str, error: OSError) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"{source}: no such file"
+    if isinstance(error, IsADirectoryError):
+        return f"{source}: is a directory"
+    return f"{source}: cannot read: {error.strerror or error}"
+
+
+def _not_mlir(source: str) -> str:
+    return f"{source}: not MLIR text, bytecode or a portable artifact"
+
+
+def _load(
+    parse: Callable[[], ir.Module], context: ir.Context, fmt: Format, version: str | None, source: str
+) -> Loaded:
+    """Run `parse`, legalize VHLO, verify; every MLIR error becomes one FoldError line."""
     errors: list[str] = []
 
     def collect(diagnostic: ir.Diagnostic) -> bool:
@@ -94,12 +207,11 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
     context.emit_error_diagnostics = True
     with context, ir.Location.unknown():
         try:
-            if fmt is Format.PORTABLE:
-                module = stablehlo.deserialize_portable_artifact(context, data)
-            else:
-                module = ir.Module.parse(data)
+            module = parse()
             _legalize_vhlo(module)
             verified = module.operation.verify()
+        except FoldError:
+            raise
         except Exception:  # MLIRError, or the artifact reader's plain errors
             detail = errors[0] if errors else f"{source}: error: invalid {fmt.value}"
             if fmt is Format.PORTABLE:
@@ -219,21 +331,47 @@ def inline_resources(module: ir.Module) -> int:
 
 
 def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
-    """The module of `loaded` in `fmt` (default: the format it was loaded from).
+    """The module of `loaded` in `fmt` (default: the format it was loaded from): `str`
+    for text, `bytes` otherwise. See `write`."""
+    buffer = _stdio.BytesIO()
+    fmt = write(loaded, buffer, fmt)
+    return buffer.getvalue().decode() if fmt is Format.TEXT else buffer.getvalue()
+
+
+def write(loaded: Loaded, file: BinaryIO, fmt: Format | None = None) -> Format:
+    """Write the module of `loaded` to the binary `file` in `fmt` (default: the format it
+    was loaded from); returns the format written. Text and bytecode are streamed (MLIR's
+    printer and bytecode writer hand it pieces; dense constants go out from the attributes'
+    own storage); a portable artifact is serialized by jaxlib in memory first.
 
     A portable artifact is written for the StableHLO version it was read with, so whatever
-    consumed the input can consume the output.
+    consumed the input can consume the output. Text ends with a newline.
     """
     fmt = fmt or loaded.format
-    module = loaded.module
+    operation = loaded.module.operation
     if fmt is Format.TEXT:
-        text = str(module)
-        return text if text.endswith("\n") else text + "\n"
-    if fmt is Format.PORTABLE:
-        return _portable_artifact(loaded)
-    buffer = _stdio.BytesIO()
-    module.operation.write_bytecode(buffer)
-    return buffer.getvalue()
+        tail = _LastByte(file)
+        operation.print(file=tail, binary=True)
+        if tail.last != b"\n":
+            file.write(b"\n")
+    elif fmt is Format.PORTABLE:
+        file.write(_portable_artifact(loaded))
+    else:
+        operation.write_bytecode(file)
+    return fmt
+
+
+class _LastByte:
+    """A file's `write` that remembers the last byte written."""
+
+    def __init__(self, file: BinaryIO):
+        self._write = file.write
+        self.last = b""
+
+    def write(self, data: bytes) -> int:
+        if data:
+            self.last = data[-1:]
+        return self._write(data)
 
 
 def _portable_artifact(loaded: Loaded) -> bytes:

@@ -1,0 +1,89 @@
+"""`stablehlo_bnfold.memory`: the estimate a fold is checked against before reading, and
+where the memory left is read from (the machine, a cgroup, the address-space limit)."""
+
+from __future__ import annotations
+
+import resource
+
+import pytest
+
+from stablehlo_bnfold import FoldError, memory
+from stablehlo_bnfold.io import Format
+
+GB = 10**9
+
+
+@pytest.mark.parametrize("fmt", list(Format))
+def test_the_estimate_grows_with_the_input_and_with_holding_it(fmt):
+    small, large = memory.estimate_bytes(GB, fmt), memory.estimate_bytes(2 * GB, fmt)
+    assert large - small == pytest.approx(memory.PEAK_PER_INPUT_BYTE[fmt] * GB, rel=1e-9)
+    held = memory.estimate_bytes(GB, fmt, held=True)
+    assert held - small == pytest.approx(memory.HELD_PER_INPUT_BYTE * GB, rel=1e-9)
+    # The folded constants come on top of the parsed ones: never less than the input.
+    assert memory.PEAK_PER_INPUT_BYTE[Format.BYTECODE] >= 2
+
+
+def test_check_fits_stops_with_the_sizes_when_the_estimate_exceeds_the_room():
+    with pytest.raises(FoldError) as raised:
+        memory.check_fits(GB, Format.BYTECODE, "model.mlirbc", available=lambda: 2 * GB)
+    assert str(raised.value) == (
+        "model.mlirbc: not enough memory to fold: a 1.00 GB bytecode input needs about "
+        f"{memory.estimate_bytes(GB, Format.BYTECODE) / GB:.2f} GB, 2.00 GB available"
+    )
+    memory.check_fits(GB, Format.BYTECODE, "model.mlirbc", available=lambda: 3 * GB)
+    memory.check_fits(10**6 * GB, Format.TEXT, "model.mlir", available=lambda: None)  # unknown
+    with pytest.raises(FoldError, match=r"needs about 3\.\d\d GB, 3\.00 GB available$"):
+        # 2.3 GB fits in 3 GB; with the 1 GB input held it does not.
+        memory.check_fits(GB, Format.BYTECODE, "<stdin>", held=True, available=lambda: 3 * GB)
+
+
+def _cgroup(root, version: int, limit: str, usage: int, inactive: int) -> tuple:
+    names = {2: ("memory.max", "memory.current", "inactive_file"),
+             1: ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")}[version]
+    root.mkdir(exist_ok=True)
+    (root / names[0]).write_text(limit + "\n")
+    (root / names[1]).write_text(f"{usage}\n")
+    (root / "memory.stat").write_text(f"anon 5\n{names[2]} {inactive}\nactive_file 7\n")
+    return (str(root), *names)
+
+
+@pytest.mark.parametrize("version", [2, 1])
+def test_the_cgroup_room_is_its_limit_less_what_it_uses_that_cannot_be_reclaimed(
+    tmp_path, monkeypatch, version
+):
+    mount = _cgroup(tmp_path / "g", version, str(8 * GB), 5 * GB, 1 * GB)
+    monkeypatch.setattr(memory, "_CGROUPS", (mount,))
+    assert memory._cgroup_room() == 4 * GB
+    unlimited = "max" if version == 2 else str(2**63 - 4096)
+    monkeypatch.setattr(memory, "_CGROUPS", (_cgroup(tmp_path / "u", version, unlimited, 5, 0),))
+    assert memory._cgroup_room() is None
+    monkeypatch.setattr(memory, "_CGROUPS", ((str(tmp_path / "none"), "a", "b", "c"), mount))
+    assert memory._cgroup_room() == 4 * GB  # the first mount that exists
+
+
+def test_the_address_space_room_is_the_limit_less_what_is_mapped(monkeypatch):
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY,) * 2)
+    assert memory._address_space_room() is None
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (64 * GB, 64 * GB))
+    mapped = memory._meminfo("VmSize", "/proc/self/status")
+    assert mapped and 64 * GB - memory._address_space_room() == pytest.approx(mapped, rel=0.05)
+
+
+def test_available_is_the_least_room_known(monkeypatch):
+    monkeypatch.setattr(memory, "_meminfo", lambda field, *a, **k: 9 * GB)
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: 4 * GB)
+    monkeypatch.setattr(memory, "_address_space_room", lambda: None)
+    assert memory.available_bytes() == 4 * GB
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: None)
+    assert memory.available_bytes() == 9 * GB
+    monkeypatch.setattr(memory, "_meminfo", lambda field, *a, **k: None)
+    assert memory.available_bytes() is None
+
+
+def test_meminfo_reads_kilobytes_and_plain_numbers(tmp_path):
+    (tmp_path / "meminfo").write_text("MemTotal:  100 kB\nMemAvailable:\t  40 kB\n")
+    assert memory._meminfo("MemAvailable", str(tmp_path / "meminfo")) == 40 * 1024
+    assert memory._meminfo("Missing", str(tmp_path / "meminfo")) is None
+    assert memory._meminfo("MemTotal", str(tmp_path / "absent")) is None
+    (tmp_path / "stat").write_text("inactive_file 123\n")
+    assert memory._meminfo("inactive_file", str(tmp_path / "stat"), unit=1) == 123
