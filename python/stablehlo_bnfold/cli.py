@@ -11,29 +11,47 @@ to stderr (`file:line:col: error: ...` when located, else `stablehlo-bnfold-opt:
 ...`), with a traceback only under --debug. Output files are written to a temporary file
 beside the target and renamed, so a failure leaves nothing half-written and an input given
 as its own output is replaced atomically.
+
+The command (`console_main`) runs `main` in a forked child and waits for it: jaxlib's C++
+bytecode readers can crash on a corrupted file, and the kernel kills a process that runs
+out of memory, before any Python code can object. Then the parent prints the one line
+(what the child was doing, on which file, and the signal), removes the child's temporary
+output file and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import mmap
 import os
 import re
+import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import BinaryIO
 
 import jax
 
 from . import __version__
 from . import io as bnio
+from .memory import check_fits
 from .passes import ARGUMENT
 from .report import FoldError, FoldReport, Recorder
 from .passes import build_pass_manager, run_pipeline
 from .verification import verify
 
-__all__ = ["EXIT_INPUT_ERROR", "EXIT_OK", "EXIT_USAGE", "EXIT_VERIFY_FAILED", "main"]
+__all__ = [
+    "EXIT_INPUT_ERROR",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EXIT_VERIFY_FAILED",
+    "console_main",
+    "main",
+]
 
 PROG = "stablehlo-bnfold-opt"
 EXIT_OK = 0
@@ -191,29 +209,30 @@ def _say(message: str) -> str:
 
 def _run(args: argparse.Namespace, pipeline: str) -> int:
     source = "<stdin>" if args.input == "-" else args.input
-    data = _read(args.input)
-    if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _Failure(f"{PROG}: error: {source}: not MLIR text, bytecode or a portable artifact") from None
-    chunks = _chunks(data) if isinstance(data, str) else [data]
-    outputs: list[str | bytes] = []
+    try:
+        chunks = _inputs(args, source)
+    except FoldError as error:
+        raise _Failure(_say(str(error))) from None
+    outputs: list[bnio.Loaded | str | bytes] = []
     report = FoldReport()
     failed = unverified = False
     for chunk in chunks:
         try:
-            out, chunk_report = _process(chunk, source, pipeline, args)
+            loaded, chunk_report = _process(chunk, source, pipeline, args)
+            output = loaded
+            if args.verify or args.split_input_file:  # needed whole, or the context can go
+                output = bnio.dump(loaded, _output_format(loaded, args))
         except FoldError as error:
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
             print(_say(str(error)), file=sys.stderr)
             failed = True
             continue
-        outputs.append(out)
+        outputs.append(output)
         report = report.merged(chunk_report)
         if args.verify:
-            verification = verify(chunk, out)
+            _doing("verifying", source)
+            verification = verify(chunk, output)
             for line in verification.lines():
                 print(f"{source}: {line}", file=sys.stderr)
             unverified |= not verification.ok
@@ -222,25 +241,70 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     if unverified:
         return EXIT_VERIFY_FAILED
     if outputs:
-        _write(args.output, _join(outputs))
+        _write(args.output, _emitter(outputs, args))
     return EXIT_INPUT_ERROR if failed else EXIT_OK
 
 
+def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
+    """What `_process` loads: None for the input file itself, which MLIR then reads
+    without a copy held here (a fold of large weights needs all the memory it can get);
+    the data in memory for stdin, `--verify` (which runs the original too) and
+    `--split-input-file`, and a pipe or device (read once). FoldError when the input
+    cannot be read or folding it would not fit in memory."""
+    _doing("reading", source)
+    if args.input != "-" and os.path.isfile(args.input) and not (args.verify or args.split_input_file):
+        fmt, _ = bnio.sniff_file(args.input, source=source)
+        check_fits(os.path.getsize(args.input), fmt, source)
+        return [None]
+    data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input, source=source)
+    check_fits(len(data), bnio.sniff(data[:4096])[0], source, held=True)
+    if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
+        try:
+            return _chunks(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
+    return [data]
+
+
 def _process(
-    data: str | bytes, source: str, pipeline: str, args: argparse.Namespace
-) -> tuple[str | bytes, FoldReport]:
+    data: str | bytes | None, source: str, pipeline: str, args: argparse.Namespace
+) -> tuple[bnio.Loaded, FoldReport]:
+    """Load `data` (None: the input file), run the pipeline, report."""
     context = bnio.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
-    loaded = bnio.load(data, context, source=source)
+    _doing("reading", source)
+    with _reader_stderr():
+        if data is None:
+            loaded = bnio.load_file(args.input, context, source=source)
+        else:
+            loaded = bnio.load(data, context, source=source)
     recorder = Recorder(source=source)
+    _doing("folding", source)
     with context:
         if pipeline.strip():
             run_pipeline(loaded.module, pipeline, recorder)
-        report = recorder.finish(loaded.module)
-        if not args.emit_bytecode:
-            return bnio.dump(loaded, bnio.Format.TEXT), report
-        fmt = bnio.Format.PORTABLE if loaded.format is bnio.Format.PORTABLE else bnio.Format.BYTECODE
-        return bnio.dump(loaded, fmt), report
+        return loaded, recorder.finish(loaded.module)
+
+
+def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
+    if not args.emit_bytecode:
+        return bnio.Format.TEXT
+    return bnio.Format.PORTABLE if loaded.format is bnio.Format.PORTABLE else bnio.Format.BYTECODE
+
+
+def _emitter(
+    outputs: list[bnio.Loaded | str | bytes], args: argparse.Namespace
+) -> Callable[[BinaryIO], object]:
+    """Writes the output to a binary file: one module streamed from its context, or the
+    chunks already in memory, joined by '// -----' lines."""
+    if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
+        loaded = outputs[0]
+        return lambda file: bnio.write(loaded, file, _output_format(loaded, args))
+    data = outputs[0] if len(outputs) == 1 else "\n// -----\n".join(
+        str(o).rstrip("\n") for o in outputs
+    ) + "\n"
+    data = data.encode() if isinstance(data, str) else data
+    return lambda file: file.write(data)
 
 
 def _chunks(text: str) -> list[str]:
@@ -254,30 +318,15 @@ def _chunks(text: str) -> list[str]:
     return chunks
 
 
-def _join(outputs: list[str | bytes]) -> str | bytes:
-    if len(outputs) == 1:
-        return outputs[0]
-    return "\n// -----\n".join(str(o).rstrip("\n") for o in outputs) + "\n"
-
-
-def _read(path: str) -> str | bytes:
+def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
+    """Have `emit` write the output to `path` (- for stdout) through a temporary file
+    beside it, renamed when complete: a failure leaves no partial output."""
     if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise _Failure(f"{PROG}: error: {path}: no such file") from None
-    except IsADirectoryError:
-        raise _Failure(f"{PROG}: error: {path}: is a directory") from None
-    except OSError as error:
-        raise _Failure(f"{PROG}: error: {path}: cannot read: {error.strerror}") from None
-
-
-def _write(path: str, content: str | bytes) -> None:
-    data = content.encode() if isinstance(content, str) else content
-    if path == "-":
-        sys.stdout.buffer.write(data)
+        _doing("writing", "<stdout>")
+        try:
+            emit(sys.stdout.buffer)
+        except FoldError as error:
+            raise _Failure(_say(str(error))) from None
         sys.stdout.buffer.flush()
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -285,9 +334,10 @@ def _write(path: str, content: str | bytes) -> None:
         fd, temporary = tempfile.mkstemp(prefix=".bnfold-", dir=directory)
     except OSError as error:
         raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
+    _doing("writing", path, temporary)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            emit(handle)
         if os.path.exists(path):
             mode = os.stat(path).st_mode & 0o7777
         else:  # what open() would have created: 0666 less the umask
@@ -296,10 +346,138 @@ def _write(path: str, content: str | bytes) -> None:
             mode = 0o666 & ~umask
         os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except OSError as error:
+    except (OSError, FoldError) as error:
         os.unlink(temporary)
+        if isinstance(error, FoldError):
+            raise _Failure(_say(str(error))) from None
         raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
 
 
+# --- the command: `main` in a child process --------------------------------------------------
+
+_status: mmap.mmap | None = None
+"""Shared with the parent in the child: `phase NUL file NUL temporary output file`."""
+
+_capture: BinaryIO | None = None
+"""Shared with the parent in the child: what C++ code printed on stderr while reading."""
+
+_QUIET_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE}
+"""A child ended by one of these was stopped, not crashed: the parent says nothing."""
+
+
+def _doing(phase: str, file: str, temporary: str = "") -> None:
+    """Tell the parent (if any) what the child is doing, for its message should it die."""
+    if _status is not None:
+        record = "\0".join((phase, file, temporary)).encode(errors="replace")[: len(_status)]
+        _status[:] = record.ljust(len(_status), b"\0")
+
+
+@contextlib.contextmanager
+def _reader_stderr() -> Iterator[None]:
+    """In the child, send what is printed on stderr (file descriptor 2, where LLVM writes
+    a fatal error before it aborts) to `_capture` while the input is read, for the
+    parent's message should the reader crash; printed as usual if it does not."""
+    if _capture is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    _capture.seek(0)
+    _capture.truncate()
+    os.dup2(_capture.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        _capture.seek(0)
+        if printed := _capture.read():
+            sys.stderr.buffer.write(printed)
+            sys.stderr.flush()
+
+
+def console_main() -> int:
+    """The `stablehlo-bnfold-opt` command: `main(sys.argv[1:])` in a forked child, the
+    exit code its. A child killed by a signal other than an interrupt (a crash inside
+    jaxlib's C++ code, a kill for lack of memory) ends with one line on stderr and exit 1;
+    its temporary output file is removed. Without `os.fork`, `main` runs in this process."""
+    if not hasattr(os, "fork"):
+        return main()
+    global _status, _capture
+    _status = mmap.mmap(-1, 4096)
+    _capture = tempfile.TemporaryFile()
+    children: list[int] = []
+    pending: list[int] = []  # kills that came before the child existed
+
+    def pass_on(number: int, frame: object) -> None:
+        for pid in children:
+            os.kill(pid, number)
+        if not children:
+            pending.append(number)
+
+    # Set before the fork, so that no kill of the parent can come before them: a kill is
+    # passed on to the child; an interrupt from the terminal reaches the child by itself.
+    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    handlers = {number: signal.getsignal(number) for number in stopping}
+    signal.signal(signal.SIGTERM, pass_on)
+    signal.signal(signal.SIGHUP, pass_on)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        os._exit(_child())
+    children.append(child)
+    for number in pending:
+        os.kill(child, number)
+    _, wait_status = os.waitpid(child, 0)
+    if os.WIFEXITED(wait_status):
+        return os.WEXITSTATUS(wait_status)
+    number = os.WTERMSIG(wait_status)
+    if number in _QUIET_SIGNALS:
+        return 128 + number
+    record = _status[:].rstrip(b"\0").decode(errors="replace")
+    phase, file, temporary = (record.split("\0") + ["", ""])[:3]
+    if temporary and os.path.exists(temporary):
+        os.unlink(temporary)
+    _capture.seek(0)
+    printed = [line.strip() for line in _capture.read().decode(errors="replace").splitlines()]
+    cause = ", ".join([signal.Signals(number).name] + [line for line in printed if line][-1:])
+    print(_death_message(phase, file, cause), file=sys.stderr)
+    return EXIT_INPUT_ERROR
+
+
+def _child() -> int:
+    """`main` in the child; its exit code, stdio flushed (the caller skips Python's exit,
+    so that MLIR's destructors, which can crash after a failed read, never run)."""
+    try:
+        code = main()
+    except SystemExit as stop:  # argparse's usage errors, --help, --version
+        code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+    except KeyboardInterrupt:
+        code = 128 + signal.SIGINT
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+def _death_message(phase: str, file: str, cause: str) -> str:
+    """One line for a child that died while doing `phase` to `file`; `cause` is the
+    signal's name, then the last line it printed while reading, if any."""
+    if not phase:
+        return f"{PROG}: error: internal error: the process died ({cause})"
+    if cause.startswith("SIGKILL"):
+        return f"{PROG}: error: {file}: killed (SIGKILL) while {phase} it, most likely for lack of memory"
+    if phase == "reading":
+        return f"{PROG}: error: {file}: invalid input: the MLIR reader crashed on it ({cause})"
+    return f"{PROG}: error: {file}: internal error: the process crashed while {phase} it ({cause})"
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -19,8 +19,10 @@ import pathlib
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -318,6 +320,105 @@ def test_cli_passes_a_gigantic_splat_constant_it_does_not_fold_through_without_m
     assert run.returncode == 0, run.stderr
     assert run.text == printed(text)
     assert "dense<5.000000e-01> : tensor<100000x100000xf32>" in run.text
+
+
+# A file this size (sparse: no disk) needs more memory to fold than any machine in CI has,
+# and more than the address space the tests allow.
+FORTY_GB = 40 * 10**9
+
+
+@pytest.mark.parametrize(
+    ("name", "what", "factor"), [("big.mlirbc", "bytecode", 2.3), ("big.stablehlo", "portable artifact", 5.2), ("big.mlir", "text", 1.7)]
+)
+def test_cli_stops_before_reading_an_input_too_large_to_fold_in_the_memory_left(
+    work, name, what, factor
+):
+    head = {
+        "bytecode": lambda: bytecode_of(EXAMPLE.read_text()),
+        "portable artifact": lambda: portable_artifact_of(EXAMPLE.read_text(), oldest_version()),
+        "text": lambda: EXAMPLE.read_bytes(),
+    }[what]()
+    with open(work / name, "wb") as handle:
+        handle.write(head)
+        handle.truncate(FORTY_GB)
+    assert os.stat(work / name).st_blocks * 512 < 10**6, "the file system wrote the zeros"
+    run = bnfold(work, name, "--stablehlo-fold-batch-norm", "-o", "out", address_space=EIGHT_GIB)
+    line = assert_one_error(
+        run,
+        1,
+        rf"{PROG}: error: {re.escape(name)}: not enough memory to fold: a 40\.00 GB "
+        rf"{what} input needs about (\d+\.\d\d) GB, (\d+\.\d\d) GB available",
+    )
+    need, room = map(float, re.search(r"about (\S+) GB, (\S+) GB", line).groups())
+    assert need == pytest.approx(40 * factor, abs=0.1) and room < EIGHT_GIB / 1e9
+    assert not (work / "out").exists()
+
+
+def _child_of(parent: int) -> int:
+    """The one child process of `parent`, once it has started."""
+    for _ in range(600):
+        with open(f"/proc/{parent}/task/{parent}/children") as handle:
+            children = handle.read().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError(f"process {parent} started no child")
+
+
+def _blocked_reading_a_pipe(pid: int) -> bool:
+    with open(f"/proc/{pid}/wchan") as handle:  # the kernel function it sleeps in
+        where = handle.read()
+    with open(f"/proc/{pid}/syscall") as handle:  # x86-64: read(0, ...)
+        call = handle.read()
+    return "pipe" in where or call.startswith("0 0x0 ")
+
+
+def _waiting_on_stdin(work: pathlib.Path) -> tuple[subprocess.Popen, int]:
+    """The command reading a stdin that never ends, and its child, blocked reading it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm"],
+        cwd=work,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdin.write(EXAMPLE.read_bytes()[:100])
+    process.stdin.flush()
+    child = _child_of(process.pid)
+    for _ in range(1200):
+        if _blocked_reading_a_pipe(child):
+            return process, child
+        time.sleep(0.05)
+    raise AssertionError(f"process {child} never blocked reading its standard input")
+
+
+def test_cli_says_in_one_line_that_its_process_was_killed_most_likely_for_lack_of_memory(work):
+    # What the kernel's OOM killer does to a fold too large for the machine.
+    process, child = _waiting_on_stdin(work)
+    os.kill(child, signal.SIGKILL)
+    stdout, stderr = process.communicate(timeout=60)
+    assert_one_error(
+        Run(process.returncode, stdout, stderr.decode()),
+        1,
+        rf"{PROG}: error: <stdin>: killed \(SIGKILL\) while reading it, most likely for lack of memory",
+    )
+
+
+def test_cli_passes_a_terminate_signal_on_to_its_child_and_prints_nothing(work):
+    process, child = _waiting_on_stdin(work)
+    process.terminate()
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout, stderr) == (128 + signal.SIGTERM, b"", b"")
+    assert not os.path.exists(f"/proc/{child}/status") or "zombie" in open(f"/proc/{child}/status").read()
+
+
+def test_cli_reads_a_named_pipe_once(work, folded_example):
+    os.mkfifo(work / "pipe")
+    writer = subprocess.Popen(["sh", "-c", f"cat {EXAMPLE} > pipe"], cwd=work)
+    run = bnfold(work, "pipe", "--stablehlo-fold-batch-norm")
+    writer.wait(timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
 
 
 def test_cli_passes_a_module_without_functions_through_unchanged(work):
