@@ -6,7 +6,8 @@ For each network a fresh worker process builds the weights, exports the network 
 (weights as dense constants, and again as arguments of `main`), and measures, as medians of
 interleaved repeats in that one process:
 
-  floor   read the portable artifact and write it back, no pass (io.load + io.dump)
+  floor   read the portable artifact and write it back, no pass (io.load + io.dump,
+          consume=True: the writer fold_batch_norm uses)
   pass    the pass alone on a loaded module (passes.run_pipeline)
   e2e     fold_batch_norm(Exported) -> Exported
   peers   torch.fx fuse, onnxoptimizer, onnxruntime, onnxscript, TVM (see peers.py)
@@ -102,7 +103,7 @@ def _ours(exported, repeats: int) -> dict:
         context = sio.make_context()
         loaded = sio.load(data, context)
         with context:
-            return sio.dump(loaded)
+            return sio.dump(loaded, consume=True)
 
     def loaded_module():
         context = sio.make_context()
@@ -170,7 +171,7 @@ def _probe(phase: str, exported_path: str) -> dict:
             context = sio.make_context()
             loaded = sio.load(data, context)
             with context:
-                return sio.dump(loaded)
+                return sio.dump(loaded, consume=True)
         if phase == "e2e":
             return stablehlo_bnfold.fold_batch_norm(exported)
         context = sio.make_context()

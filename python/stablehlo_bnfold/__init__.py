@@ -90,7 +90,7 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
         with context:
             _run_pipeline(loaded.module, _ARGUMENT, recorder)
             report = recorder.finish(loaded.module)
-            out = _io.dump(loaded)
+            out = _io.dump(loaded, consume=True)
         if isinstance(data, bytes) and isinstance(out, str):
             out = out.encode()  # text given as bytes comes back as bytes
         result = _exported.replace_module(module, out) if _exported.is_exported(module) else out

@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                output = bnio.dump(loaded, _output_format(loaded, args))
+                output = bnio.dump(loaded, _output_format(loaded, args), consume=True)
         except FoldError as error:
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
@@ -299,7 +299,7 @@ def _emitter(
     chunks already in memory, joined by '// -----' lines."""
     if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
         loaded = outputs[0]
-        return lambda file: bnio.write(loaded, file, _output_format(loaded, args))
+        return lambda file: bnio.write(loaded, file, _output_format(loaded, args), consume=True)
     data = outputs[0] if len(outputs) == 1 else "\n// -----\n".join(
         str(o).rstrip("\n") for o in outputs
     ) + "\n"

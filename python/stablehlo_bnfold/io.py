@@ -14,10 +14,11 @@ itself and frees its buffer after parsing, and the output is streamed to the fil
 from __future__ import annotations
 
 import codecs
+import contextlib
 import enum
 import io as _stdio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -236,9 +237,7 @@ def _portable_version(data: bytes) -> str | None:
     """
     if len(data) < 5:
         return None
-    first = data[4]
-    width = ((first & -first).bit_length()) if first else 9
-    start = 4 + width
+    start = 4 + _varint(data, 4)[1]
     end = data.find(b"\0", start)
     if end < 0:
         return None
@@ -330,22 +329,27 @@ def inline_resources(module: ir.Module) -> int:
     return len(constants)
 
 
-def dump(loaded: Loaded, fmt: Format | None = None) -> str | bytes:
+def dump(loaded: Loaded, fmt: Format | None = None, *, consume: bool = False) -> str | bytes:
     """The module of `loaded` in `fmt` (default: the format it was loaded from): `str`
     for text, `bytes` otherwise. See `write`."""
     buffer = _stdio.BytesIO()
-    fmt = write(loaded, buffer, fmt)
+    fmt = write(loaded, buffer, fmt, consume=consume)
     return buffer.getvalue().decode() if fmt is Format.TEXT else buffer.getvalue()
 
 
-def write(loaded: Loaded, file: BinaryIO, fmt: Format | None = None) -> Format:
+def write(
+    loaded: Loaded, file: BinaryIO, fmt: Format | None = None, *, consume: bool = False
+) -> Format:
     """Write the module of `loaded` to the binary `file` in `fmt` (default: the format it
-    was loaded from); returns the format written. Text and bytecode are streamed (MLIR's
-    printer and bytecode writer hand it pieces; dense constants go out from the attributes'
-    own storage); a portable artifact is serialized by jaxlib in memory first.
+    was loaded from); returns the format written. Text ends with a newline.
 
-    A portable artifact is written for the StableHLO version it was read with, so whatever
-    consumed the input can consume the output. Text ends with a newline.
+    Text and bytecode are streamed: MLIR's printer and bytecode writer hand `file` pieces,
+    dense constants straight from the attributes' storage. A portable artifact is written
+    for the StableHLO version it was read with (the current one for other inputs), so
+    whatever consumed the input can consume the output. With `consume=True` it is streamed
+    too, from `loaded.module` turned into VHLO in place, after which `loaded` must not be
+    used; otherwise jaxlib's writer makes it in memory from a copy (about three more copies
+    of the weights at its peak). Both give the same bytes.
     """
     fmt = fmt or loaded.format
     operation = loaded.module.operation
@@ -354,8 +358,11 @@ def write(loaded: Loaded, file: BinaryIO, fmt: Format | None = None) -> Format:
         operation.print(file=tail, binary=True)
         if tail.last != b"\n":
             file.write(b"\n")
+    elif fmt is Format.PORTABLE and consume:
+        _write_portable_artifact(loaded, file)
     elif fmt is Format.PORTABLE:
-        file.write(_portable_artifact(loaded))
+        with _writer_errors(loaded):
+            file.write(stablehlo.serialize_portable_artifact(loaded.module, _target_version(loaded)))
     else:
         operation.write_bytecode(file)
     return fmt
@@ -374,13 +381,78 @@ class _LastByte:
         return self._write(data)
 
 
-def _portable_artifact(loaded: Loaded) -> bytes:
-    """`loaded.module` as a portable artifact of the version it was read with (the current
-    one for other formats); FoldError naming the source when jaxlib cannot write it.
+def _write_portable_artifact(loaded: Loaded, file: BinaryIO) -> None:
+    """What jaxlib's `serialize_portable_artifact` does, without its copies: convert the
+    module to VHLO of the target version (here in place; jaxlib converts a clone), write
+    its bytecode at the bytecode version StableHLO uses for that target, and name the
+    StableHLO version as the producer in the header (jaxlib's writer can set it, Python's
+    cannot, so the header is swapped on the way out). Past the header, the bytes are the
+    ones jaxlib writes (the tests compare them): sections and blobs are length-prefixed,
+    and the one part of bytecode aligned to its offset, resource blobs, cannot be in VHLO.
+    """
+    version = _target_version(loaded)
+    header = _portable_header(version)
+    with _writer_errors(loaded):
+        passmanager.PassManager.parse(
+            f"builtin.module(stablehlo-legalize-to-vhlo,vhlo-to-version{{target={version}}})",
+            context=loaded.module.context,
+        ).run(loaded.module.operation)
+    loaded.module.operation.write_bytecode(
+        _Reheaded(file, header), desired_version=_varint(header, 4)[0]
+    )
 
-    The version comes from the input's header, unchecked by the reader: an artifact that
-    claims a StableHLO newer than jaxlib's (or a malformed one) reads fine, and jaxlib's
-    writer then fails with a bare ValueError("failed to serialize module")."""
+
+_headers: dict[str, bytes] = {}
+
+
+def _portable_header(version: str) -> bytes:
+    """The header jaxlib writes for a portable artifact of StableHLO `version`: magic, the
+    bytecode version it picks for that target, "StableHLO_v<version>" and a NUL."""
+    if version not in _headers:
+        with make_context() as context:
+            empty = ir.Module.parse("module {}", context)
+            artifact = stablehlo.serialize_portable_artifact(empty, version)
+        _headers[version] = artifact[: artifact.index(b"\0", 4) + 1]
+    return _headers[version]
+
+
+def _varint(data: bytes, start: int) -> tuple[int, int]:
+    """MLIR bytecode's prefix varint at `start`: (value, width). The first byte's trailing
+    zero bits, plus one, give the width; a zero first byte is followed by 8 value bytes."""
+    first = data[start]
+    if not first:
+        return int.from_bytes(data[start + 1 : start + 9], "little"), 9
+    width = (first & -first).bit_length()
+    return int.from_bytes(data[start : start + width], "little") >> width, width
+
+
+class _Reheaded:
+    """A file's `write` that replaces the bytecode header it is given first (magic, varint,
+    producer, NUL) with `header`, then passes everything on."""
+
+    def __init__(self, file: BinaryIO, header: bytes):
+        self._write = file.write
+        self._header = header
+        self._pending = b""
+
+    def write(self, data: bytes) -> int:
+        if self._header is None:
+            return self._write(data)
+        self._pending += bytes(data)
+        if len(self._pending) > 4:
+            _, width = _varint(self._pending, 4)
+            end = self._pending.find(b"\0", 4 + width)
+            if end >= 0:
+                self._write(self._header + self._pending[end + 1 :])
+                self._header = self._pending = None
+        return len(data)
+
+
+def _target_version(loaded: Loaded) -> str:
+    """The StableHLO version to write `loaded` for: the one it was read with, else the
+    current one. FoldError unless jaxlib writes it: the version comes from the input's
+    header, unchecked by the reader, and jaxlib's writer fails on a version newer than its
+    own (or a malformed one) with a bare ValueError("failed to serialize module")."""
     version = loaded.version or str(stablehlo.get_current_version())
     oldest, newest = str(stablehlo.get_minimum_version()), str(stablehlo.get_current_version())
     if not _version_between(version, oldest, newest):
@@ -388,13 +460,21 @@ def _portable_artifact(loaded: Loaded) -> bytes:
             f"{loaded.source}: cannot write a portable artifact for StableHLO {version}: "
             f"this jaxlib writes {oldest} to {newest}"
         )
+    return version
+
+
+@contextlib.contextmanager
+def _writer_errors(loaded: Loaded) -> Iterator[None]:
+    """MLIR's errors while writing `loaded` as a portable artifact, as one FoldError."""
     context = loaded.module.context
     errors: list[str] = []
     handler = context.attach_diagnostic_handler(
         lambda diagnostic: errors.append(_describe(diagnostic, loaded.source)) or True
     )
     try:
-        return stablehlo.serialize_portable_artifact(loaded.module, version)
+        yield
+    except FoldError:
+        raise
     except Exception:
         detail = errors[0].split(": error: ", 1)[-1] if errors else "jaxlib's writer failed"
         raise FoldError(f"{loaded.source}: cannot write a portable artifact: {detail}") from None

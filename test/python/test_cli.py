@@ -328,7 +328,7 @@ FORTY_GB = 40 * 10**9
 
 
 @pytest.mark.parametrize(
-    ("name", "what", "factor"), [("big.mlirbc", "bytecode", 2.3), ("big.stablehlo", "portable artifact", 5.2), ("big.mlir", "text", 1.7)]
+    ("name", "what", "factor"), [("big.mlirbc", "bytecode", 2.3), ("big.stablehlo", "portable artifact", 2.3), ("big.mlir", "text", 1.7)]
 )
 def test_cli_stops_before_reading_an_input_too_large_to_fold_in_the_memory_left(
     work, name, what, factor

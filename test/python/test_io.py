@@ -6,7 +6,16 @@ from __future__ import annotations
 import io
 
 import pytest
-from test_cli import EXAMPLE, bytecode_of, oldest_version, portable_artifact_of, printed
+from helpers import read_testdata
+from jaxlib.mlir.dialects import stablehlo
+from test_cli import (
+    BYTECODE_MAGIC,
+    EXAMPLE,
+    bytecode_of,
+    oldest_version,
+    portable_artifact_of,
+    printed,
+)
 
 from stablehlo_bnfold import FoldError
 from stablehlo_bnfold import io as bnio
@@ -88,3 +97,27 @@ def test_read_file_names_the_source_it_was_given(tmp_path):
         bnio.read_file(str(tmp_path / "missing.mlir"), source="shown.mlir")
     (tmp_path / "x").write_bytes(b"abc")
     assert bnio.read_file(str(tmp_path / "x")) == b"abc"
+
+
+@pytest.mark.parametrize("version", [oldest_version(), "1.0.0", str(stablehlo.get_current_version())])
+@pytest.mark.parametrize("name", ["handwritten_conv_bias_bf16.mlir", "handwritten_two_blocks_f32.mlir", "input_bn_batch_group_f32.mlir"])
+def test_a_portable_artifact_written_in_place_is_byte_for_byte_the_one_jaxlib_writes(name, version):
+    text = read_testdata(name)
+    artifact = portable_artifact_of(text, version)
+    by_jaxlib = bnio.dump(bnio.load(artifact, bnio.make_context()))
+    streamed = io.BytesIO()
+    consumed = bnio.load(artifact, bnio.make_context())
+    assert bnio.write(consumed, streamed, consume=True) is bnio.Format.PORTABLE
+    assert streamed.getvalue() == by_jaxlib
+    assert streamed.getvalue().startswith(BYTECODE_MAGIC) and f"StableHLO_v{version}\0".encode() in by_jaxlib[:40]
+    # The module was turned into VHLO to be written; jaxlib's writer leaves its input alone.
+    assert "vhlo." in str(consumed.module) and "vhlo." not in str(bnio.load(artifact, bnio.make_context()).module)
+
+
+def test_writing_a_portable_artifact_for_a_version_jaxlib_cannot_write_is_a_fold_error():
+    loaded = bnio.load(EXAMPLE.read_text(), bnio.make_context(), source="m.mlir")
+    claimed = bnio.Loaded(loaded.module, bnio.Format.PORTABLE, "99.0.0", "m.mlir")
+    for consume in (False, True):
+        with pytest.raises(FoldError, match=r"^m\.mlir: cannot write a portable artifact for StableHLO 99\.0\.0: "):
+            bnio.dump(claimed, consume=consume)
+    assert "stablehlo.convolution" in str(loaded.module)  # refused before anything changed
