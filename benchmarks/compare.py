@@ -5,7 +5,7 @@ against the working tree's, interleaved in one process on the benchmark networks
 The older revision's `python/stablehlo_bnfold` is taken with `git archive REV` into a
 temporary directory and imported as `stablehlo_bnfold_base` (the package imports itself
 only relatively). For each network and weights variant the cases run in turn, as in
-run.py: floor (this tree's io.load + io.dump), pass before, pass after, e2e before, e2e
+run.py: floor (this tree's io.load + io.dump, consume=True), pass before, pass after, e2e before, e2e
 after, with before and after swapped every other round so that neither always runs
 right after the floor (which leaves a lot of freed memory behind); one untimed round
 first, then the median of each. Timing both in one process, a few seconds apart, keeps the machine's drift out of
@@ -81,7 +81,7 @@ def _cases(exported, base_package) -> dict[str, Case]:
         context = here["io"].make_context()
         loaded = here["io"].load(data, context)
         with context:
-            return here["io"].dump(loaded)
+            return here["io"].dump(loaded, consume=True)
 
     def pass_case(package):
         def setup():
