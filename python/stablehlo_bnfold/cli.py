@@ -3,7 +3,7 @@
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
         [--split-input-file] [--emit-bytecode] [--report[=text|json]] [--verify]
-        [--allow-unregistered-dialect] [--debug]
+        [--no-memory-check] [--allow-unregistered-dialect] [--debug]
 
 Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
 output that differs beyond tolerance, or could not run the module (no output is written). Problems print one line
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import logging
 import mmap
 import os
@@ -31,6 +32,7 @@ import signal
 import sys
 import tempfile
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
@@ -154,6 +156,12 @@ def _parser() -> argparse.ArgumentParser:
         "anything if one differs beyond tolerance or cannot be run",
     )
     parser.add_argument(
+        "--no-memory-check",
+        action="store_true",
+        help="fold even when the estimated peak memory (checked before the input is read) "
+        "exceeds what the machine, its cgroup or ulimit -v leaves",
+    )
+    parser.add_argument(
         "--allow-unregistered-dialect",
         action="store_true",
         help="accept ops of dialects this tool does not know (they are never folded)",
@@ -232,7 +240,8 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
         report = report.merged(chunk_report)
         if args.verify:
             _doing("verifying", source)
-            verification = verify(chunk, output)
+            original = bnio.read_file(args.input) if chunk is None else chunk
+            verification = verify(original, output)
             for line in verification.lines():
                 print(f"{source}: {line}", file=sys.stderr)
             unverified |= not verification.ok
@@ -246,18 +255,19 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
 
 
 def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
-    """What `_process` loads: None for the input file itself, which MLIR then reads
-    without a copy held here (a fold of large weights needs all the memory it can get);
-    the data in memory for stdin, `--verify` (which runs the original too) and
-    `--split-input-file`, and a pipe or device (read once). FoldError when the input
-    cannot be read or folding it would not fit in memory."""
+    """What `_process` loads: None for an input file, which MLIR then reads without a
+    copy held here (a fold of large weights needs all the memory it can get); the data in
+    memory for stdin, a pipe or device (read once) and `--split-input-file`. FoldError
+    when the input cannot be read, or folding it would not fit in memory (unless
+    `--no-memory-check`)."""
     _doing("reading", source)
-    if args.input != "-" and os.path.isfile(args.input) and not (args.verify or args.split_input_file):
-        fmt, _ = bnio.sniff_file(args.input, source=source)
-        check_fits(os.path.getsize(args.input), fmt, source)
+    fits = (lambda *a, **k: None) if args.no_memory_check else check_fits
+    if args.input != "-" and os.path.isfile(args.input) and not args.split_input_file:
+        fmt, _ = bnio.sniff_file(args.input)
+        fits(os.path.getsize(args.input), fmt, source)
         return [None]
-    data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input, source=source)
-    check_fits(len(data), bnio.sniff(data[:4096])[0], source, held=True)
+    data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input)
+    fits(len(data), bnio.sniff(data[:4096])[0], source, held=True)
     if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
         try:
             return _chunks(data.decode("utf-8"))
@@ -275,7 +285,7 @@ def _process(
     _doing("reading", source)
     with _reader_stderr():
         if data is None:
-            loaded = bnio.load_file(args.input, context, source=source)
+            loaded = bnio.load_file(args.input, context)
         else:
             loaded = bnio.load(data, context, source=source)
     recorder = Recorder(source=source)
@@ -346,11 +356,14 @@ def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
             mode = 0o666 & ~umask
         os.chmod(temporary, mode)
         os.replace(temporary, path)
-    except (OSError, FoldError) as error:
-        os.unlink(temporary)
+    except BaseException as error:  # nothing half-written stays, whatever stopped it
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
         if isinstance(error, FoldError):
             raise _Failure(_say(str(error))) from None
-        raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
+        if isinstance(error, OSError):
+            raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
+        raise
 
 
 # --- the command: `main` in a child process --------------------------------------------------
@@ -361,15 +374,22 @@ _status: mmap.mmap | None = None
 _capture: BinaryIO | None = None
 """Shared with the parent in the child: what C++ code printed on stderr while reading."""
 
-_QUIET_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE}
+_STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""Sent to the parent, passed on to the child."""
+
+_QUIET_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE") if hasattr(signal, name)
+)
 """A child ended by one of these was stopped, not crashed: the parent says nothing."""
 
 
 def _doing(phase: str, file: str, temporary: str = "") -> None:
     """Tell the parent (if any) what the child is doing, for its message should it die."""
     if _status is not None:
-        record = "\0".join((phase, file, temporary)).encode(errors="replace")[: len(_status)]
-        _status[:] = record.ljust(len(_status), b"\0")
+        record = b"\0".join(os.fsencode(part) for part in (phase, file, temporary))
+        _status[:] = record[: len(_status)].ljust(len(_status), b"\0")
 
 
 @contextlib.contextmanager
@@ -401,48 +421,89 @@ def console_main() -> int:
     """The `stablehlo-bnfold-opt` command: `main(sys.argv[1:])` in a forked child, the
     exit code its. A child killed by a signal other than an interrupt (a crash inside
     jaxlib's C++ code, a kill for lack of memory) ends with one line on stderr and exit 1;
-    its temporary output file is removed. Without `os.fork`, `main` runs in this process."""
+    its temporary output file is removed. SIGINT, SIGTERM and SIGHUP sent to this process
+    are passed on to the child, which dies with this process. Without `os.fork`, `main`
+    runs in this process."""
     if not hasattr(os, "fork"):
         return main()
     global _status, _capture
-    _status = mmap.mmap(-1, 4096)
+    _status = mmap.mmap(-1, 3 * 4096 + 16)  # a phase and two paths
     _capture = tempfile.TemporaryFile()
-    children: list[int] = []
-    pending: list[int] = []  # kills that came before the child existed
+    parent, children, pending = os.getpid(), [], []
+    handlers = {number: signal.getsignal(number) for number in _STOP_SIGNALS}
 
     def pass_on(number: int, frame: object) -> None:
-        for pid in children:
-            os.kill(pid, number)
-        if not children:
+        if os.getpid() != parent:  # the child, before it has its own handlers: as they would
+            signal.signal(number, handlers[number])
+            signal.raise_signal(number)
+        elif children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(children[0], number)
+        else:  # before the fork, or after the child was reaped
             pending.append(number)
 
-    # Set before the fork, so that no kill of the parent can come before them: a kill is
-    # passed on to the child; an interrupt from the terminal reaches the child by itself.
-    stopping = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    handlers = {number: signal.getsignal(number) for number in stopping}
-    signal.signal(signal.SIGTERM, pass_on)
-    signal.signal(signal.SIGHUP, pass_on)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = os.fork()
-    if child == 0:
+    # Set before the fork, so that no signal to the parent can come before them.
+    for number in _STOP_SIGNALS:
+        signal.signal(number, pass_on)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns when a process with threads forks; the only other thread
+            # here is numpy's idle BLAS pool, which the child does not use (and which BLAS
+            # rebuilds after a fork).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            child = os.fork()
+        if child == 0:
+            _become_child(parent, handlers)
+            os._exit(_child())
+        children.append(child)
+        for number in pending:
+            os.kill(child, number)
+        _, wait_status = os.waitpid(child, 0)
+        children.clear()
+    finally:
         for number, handler in handlers.items():
             signal.signal(number, handler)
-        os._exit(_child())
-    children.append(child)
-    for number in pending:
-        os.kill(child, number)
-    _, wait_status = os.waitpid(child, 0)
+    return _ended(wait_status)
+
+
+def _become_child(parent: int, handlers: dict) -> None:
+    """The child's signals: the parent's handlers back, an interrupt raised once (the
+    terminal and the parent may both send it), killed when the parent dies (Linux)."""
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
+    if hasattr(signal, "SIGINT"):
+        signal.signal(signal.SIGINT, _interrupt_once)
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before prctl: nobody waits for the result
+        os._exit(128 + signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _interrupt_once(number: int, frame: object) -> None:
+    signal.signal(number, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _ended(wait_status: int) -> int:
+    """The parent's exit code for how the child ended; one line if it was killed."""
     if os.WIFEXITED(wait_status):
         return os.WEXITSTATUS(wait_status)
     number = os.WTERMSIG(wait_status)
+    parts = _status[:].rstrip(b"\0").split(b"\0") + [b"", b""]
+    phase, file, temporary = (os.fsdecode(part) for part in parts[:3])
+    if temporary:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
     if number in _QUIET_SIGNALS:
         return 128 + number
-    record = _status[:].rstrip(b"\0").decode(errors="replace")
-    phase, file, temporary = (record.split("\0") + ["", ""])[:3]
-    if temporary and os.path.exists(temporary):
-        os.unlink(temporary)
     _capture.seek(0)
     printed = [line.strip() for line in _capture.read().decode(errors="replace").splitlines()]
     cause = ", ".join([signal.Signals(number).name] + [line for line in printed if line][-1:])
@@ -459,11 +520,12 @@ def _child() -> int:
         code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
     except KeyboardInterrupt:
         code = 128 + signal.SIGINT
+    except BaseException as error:  # a bug outside main's own handling: one line
+        print(f"{PROG}: error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        code = EXIT_INPUT_ERROR
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     return code
 
 

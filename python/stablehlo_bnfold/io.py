@@ -17,7 +17,9 @@ import codecs
 import contextlib
 import enum
 import io as _stdio
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -102,27 +104,35 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
     return _load(lambda: ir.Module.parse(data), context, fmt, version, source)
 
 
-def load_file(path: str, context: ir.Context, *, source: str | None = None) -> Loaded:
+def load_file(path: str, context: ir.Context) -> Loaded:
     """`load` for the file at `path`, holding no copy of it once parsed: MLIR reads text
     and bytecode itself; a portable artifact's bytes are dropped before VHLO is legalized.
-
-    FoldError names `source` (default `path`), also when the file cannot be read.
+    Messages and locations name `path` as given. A pipe or device, or a name MLIR cannot
+    take (not UTF-8), is read once into memory and handed to `load`.
     """
-    source = source or path
-    fmt, version = sniff_file(path, source=source)
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+        path.encode("utf-8")
+    except OSError as error:
+        raise FoldError(_unreadable(path, error)) from None
+    except UnicodeEncodeError:
+        regular = False
+    if not regular:
+        return load(read_file(path), context, source=path)
+    fmt, version = sniff_file(path)
     if fmt is Format.PORTABLE:
 
         def parse() -> ir.Module:
-            return stablehlo.deserialize_portable_artifact(context, read_file(path, source=source))
+            return stablehlo.deserialize_portable_artifact(context, read_file(path))
 
     else:
         if fmt is Format.TEXT:
-            _check_text_file(path, source)
+            _check_text_file(path)
 
         def parse() -> ir.Module:
             return ir.Module.parseFile(path)
 
-    return _load(parse, context, fmt, version, source)
+    return _load(parse, context, fmt, version, path)
 
 
 def sniff(head: bytes) -> tuple[Format, str | None]:
@@ -145,7 +155,7 @@ def sniff_file(path: str, *, source: str | None = None) -> tuple[Format, str | N
         raise FoldError(_unreadable(source or path, error)) from None
 
 
-def _check_text_file(path: str, source: str) -> None:
+def _check_text_file(path: str) -> None:
     """FoldError unless the file is UTF-8 and not blank; read in 16 MiB pieces, so that a
     large text is never held whole."""
     decoder = codecs.getincrementaldecoder("utf-8")()
@@ -157,11 +167,11 @@ def _check_text_file(path: str, source: str) -> None:
                 blank = blank and not text.strip()
             decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        raise FoldError(_not_mlir(source)) from None
+        raise FoldError(_not_mlir(path)) from None
     except OSError as error:
-        raise FoldError(_unreadable(source, error)) from None
+        raise FoldError(_unreadable(path, error)) from None
     if blank:
-        raise FoldError(f"{source}: input is empty")
+        raise FoldError(f"{path}: input is empty")
 
 
 def read_file(path: str, *, source: str | None = None) -> bytes:
@@ -475,8 +485,15 @@ def _writer_errors(loaded: Loaded) -> Iterator[None]:
         yield
     except FoldError:
         raise
-    except Exception:
-        detail = errors[0].split(": error: ", 1)[-1] if errors else "jaxlib's writer failed"
+    except Exception as error:
+        # A PassManager run keeps its diagnostics in the MLIRError it raises; jaxlib's
+        # writer sends them to the handler.
+        found = getattr(error, "error_diagnostics", None) or []
+        detail = (
+            found[0].message
+            if found
+            else errors[0].split(": error: ", 1)[-1] if errors else "jaxlib's writer failed"
+        )
         raise FoldError(f"{loaded.source}: cannot write a portable artifact: {detail}") from None
     finally:
         handler.detach()

@@ -12,8 +12,12 @@ needs less, so the estimate errs on the side of refusing.
 
 from __future__ import annotations
 
-import resource
 from collections.abc import Callable
+
+try:
+    import resource
+except ImportError:  # not on Windows
+    resource = None
 
 from .io import Format
 from .report import FoldError
@@ -99,15 +103,20 @@ def _meminfo(field: str, path: str = "/proc/meminfo", *, unit: int = 1024) -> in
 
 
 _CGROUPS = (  # (version 2 or 1: mount, limit, usage, the page cache it may reclaim)
-    ("/sys/fs/cgroup", "memory.max", "memory.current", "inactive_file"),
-    ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"),
+    ("/sys/fs/cgroup", "memory.max", "memory.current", ("inactive_file", "active_file")),
+    (
+        "/sys/fs/cgroup/memory",
+        "memory.limit_in_bytes",
+        "memory.usage_in_bytes",
+        ("total_inactive_file", "total_active_file"),
+    ),
 )
 
 
 def _cgroup_room() -> int | None:
     """The room under this process's cgroup memory limit, if it has one: the limit less
-    the usage, less the inactive page cache the kernel reclaims before it kills (what
-    `docker stats` shows). Inside a cgroup namespace the mount is the process's own group."""
+    the usage, plus the page cache in it, which the kernel reclaims before it kills.
+    Inside a cgroup namespace the mount is the process's own group."""
     for mount, limit_file, usage_file, reclaimable in _CGROUPS:
         try:
             with open(f"{mount}/{limit_file}") as handle:
@@ -116,7 +125,8 @@ def _cgroup_room() -> int | None:
                 return None
             with open(f"{mount}/{usage_file}") as handle:
                 usage = int(handle.read())
-            return int(limit) - usage + (_meminfo(reclaimable, f"{mount}/memory.stat", unit=1) or 0)
+            cache = sum(_meminfo(name, f"{mount}/memory.stat", unit=1) or 0 for name in reclaimable)
+            return int(limit) - usage + cache
         except (OSError, ValueError):
             continue
     return None
@@ -124,6 +134,8 @@ def _cgroup_room() -> int | None:
 
 def _address_space_room() -> int | None:
     """RLIMIT_AS less VmSize (`ulimit -v`), if there is a limit."""
+    if resource is None:
+        return None
     limit, _ = resource.getrlimit(resource.RLIMIT_AS)
     if limit == resource.RLIM_INFINITY:
         return None

@@ -88,9 +88,19 @@ def _option_value(key: str, raw: str, kind: object) -> int | bool:
             return False
         raise FoldError(f"option '{key}' of {ARGUMENT} expects true or false, got '{raw}'")
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
-        raise FoldError(f"option '{key}' of {ARGUMENT} expects an integer, got '{raw}'") from None
+        value = 0
+    if not 1 <= value <= _MAX_ITERATIONS:
+        raise FoldError(
+            f"option '{key}' of {ARGUMENT} expects an integer from 1 to {_MAX_ITERATIONS}, "
+            f"got '{raw}'"
+        )
+    return value
+
+
+_MAX_ITERATIONS = 2**31 - 1
+"""The greedy driver's limit is a C++ int64; one sweep more than this never happens."""
 
 
 _ELEMENT = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")

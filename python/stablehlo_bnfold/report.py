@@ -94,6 +94,7 @@ _NAME = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"')
 
 def describe_location(location: ir.Location, source: str | None = None) -> str:
     """`file:line:col` or the name of a location; `source` replaces the parser's "-".
+    Names are shown as written, not as MLIR escapes them (`\\22` for a quote).
 
     >>> describe_location(op.location, "model.mlir")   # doctest: +SKIP
     'model.mlir:12:5'
@@ -104,11 +105,27 @@ def describe_location(location: ir.Location, source: str | None = None) -> str:
         name = match.group(1)
         if name == "-" and source is not None:
             name = source
-        return f"{name}:{match.group(2)}:{match.group(3)}"
+        return f"{_unescape(name)}:{match.group(2)}:{match.group(3)}"
     match = _NAME.match(text)
     if match:
-        return match.group(1)
+        return _unescape(match.group(1))
     return text
+
+
+_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2})")
+
+
+def _unescape(name: str) -> str:
+    """A name as MLIR's printer escapes it (a byte outside printable ASCII, a quote or a
+    backslash as `\\XX`), back as written; bytes that are not UTF-8 are shown as U+FFFD."""
+    if "\\" not in name:
+        return name
+    data, end = bytearray(), 0
+    for match in _ESCAPE.finditer(name):
+        data += name[end : match.start()].encode() + bytes([int(match.group(1), 16)])
+        end = match.end()
+    data += name[end:].encode()
+    return data.decode("utf-8", errors="replace")
 
 
 @dataclass

@@ -354,6 +354,17 @@ def test_cli_stops_before_reading_an_input_too_large_to_fold_in_the_memory_left(
     assert not (work / "out").exists()
 
 
+def test_cli_skips_the_memory_check_when_asked(work):
+    with open(work / "big.mlirbc", "wb") as handle:
+        handle.write(bytecode_of(EXAMPLE.read_text()))
+        handle.truncate(FORTY_GB)
+    run = bnfold(
+        work, "big.mlirbc", "--stablehlo-fold-batch-norm", "--no-memory-check", address_space=EIGHT_GIB
+    )
+    # MLIR then tries to map 40 GB into 8 GiB of address space.
+    assert_one_error(run, 1, r"big\.mlirbc: error: could not open input file big\.mlirbc")
+
+
 def _child_of(parent: int) -> int:
     """The one child process of `parent`, once it has started."""
     for _ in range(600):
@@ -412,6 +423,62 @@ def test_cli_passes_a_terminate_signal_on_to_its_child_and_prints_nothing(work):
     assert not os.path.exists(f"/proc/{child}/status") or "zombie" in open(f"/proc/{child}/status").read()
 
 
+def test_cli_passes_an_interrupt_sent_to_it_alone_on_to_its_child(work):
+    # `kill -INT PID`, `timeout -s INT`: not the terminal, which signals both processes.
+    process, child = _waiting_on_stdin(work)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stdout, stderr) == (128 + signal.SIGINT, b"", b"")
+
+
+def test_cli_child_dies_with_its_parent_and_writes_nothing(work):
+    # subprocess.run(..., timeout=...) kills the command with SIGKILL, which cannot be
+    # passed on: the child must not go on to write the output.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", "-o", "out.mlir"],
+        cwd=work,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    process.stdin.write(EXAMPLE.read_bytes()[:100])
+    process.stdin.flush()
+    child = _child_of(process.pid)
+    while not _blocked_reading_a_pipe(child):
+        time.sleep(0.05)
+    process.kill()
+    process.wait(timeout=60)
+    process.stdin.write(EXAMPLE.read_bytes()[100:])  # what the child waited for
+    process.stdin.close()
+    for _ in range(200):
+        if not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"child {child} outlived its parent")
+    time.sleep(0.5)
+    assert not (work / "out.mlir").exists() and not list(work.glob(".bnfold-*"))
+
+
+def test_cli_leaves_no_temporary_file_whatever_stops_the_write(tmp_path):
+    from stablehlo_bnfold import cli
+
+    def interrupted(file):
+        file.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        cli._write(str(tmp_path / "out.mlir"), interrupted)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_writes_the_same_bytecode_with_and_without_verify(work):
+    plain = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--emit-bytecode")
+    verified = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--emit-bytecode", "--verify")
+    assert plain.returncode == verified.returncode == 0, verified.stderr
+    assert plain.stdout == verified.stdout and plain.stdout.startswith(BYTECODE_MAGIC)
+
+
 def test_cli_reads_a_named_pipe_once(work, folded_example):
     os.mkfifo(work / "pipe")
     writer = subprocess.Popen(["sh", "-c", f"cat {EXAMPLE} > pipe"], cwd=work)
@@ -438,7 +505,9 @@ def test_cli_exits_2_on_an_unknown_flag(work):
     assert_one_error(run, 2, rf"{PROG}: error: .*--bogus.*")
 
 
-@pytest.mark.parametrize("option", ["bogus=1", "max-iterations=x"])
+@pytest.mark.parametrize(
+    "option", ["bogus=1", "max-iterations=x", "max-iterations=0", "max-iterations=99999999999999999999"]
+)
 def test_cli_exits_2_and_names_the_option_on_a_bad_pass_option(work, option):
     run = bnfold(work, "model.mlir", f"--stablehlo-fold-batch-norm={option}")
     assert_one_error(run, 2, rf"{PROG}: error: .*{re.escape(option.split('=')[0])}.*")

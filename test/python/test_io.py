@@ -4,6 +4,9 @@ output, give what reading and writing in memory give, for every format."""
 from __future__ import annotations
 
 import io
+import os
+import re
+import subprocess
 
 import pytest
 from helpers import read_testdata
@@ -73,15 +76,41 @@ def test_written_text_ends_with_exactly_one_newline():
         (b" " * (40 << 20) + b"\xc3", "not MLIR text, bytecode or a portable artifact"),
     ],
 )
-def test_load_file_names_the_file_and_the_problem(tmp_path, content, message):
+def test_load_file_names_the_file_and_the_problem(tmp_path, monkeypatch, content, message):
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "in.mlir"
     if content == "directory":
         path.mkdir()
     elif content is not None:
         path.write_bytes(content)
     with pytest.raises(FoldError) as raised:
-        bnio.load_file(str(path), bnio.make_context(), source="in.mlir")
+        bnio.load_file("in.mlir", bnio.make_context())
     assert str(raised.value) == f"in.mlir: {message}"
+
+
+def test_load_file_names_the_file_as_written_in_located_errors(tmp_path, monkeypatch):
+    # MLIR escapes a quote in a location's file name as \22; the message shows the name.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'q"uote.mlir').write_text("func.func @f() {\n  return %x : tensor<2xf32>\n}\n")
+    with pytest.raises(FoldError, match=r'^q"uote\.mlir:2:\d+: error: use of undeclared SSA value'):
+        bnio.load_file('q"uote.mlir', bnio.make_context())
+
+
+def test_load_file_reads_a_file_whose_name_is_not_utf8(tmp_path):
+    # MLIR takes only UTF-8 names; such a file is read into memory and parsed from there.
+    name = os.fsdecode(str(tmp_path).encode() + b"/lat\xe9.mlir")
+    with open(name, "wb") as handle:
+        handle.write(EXAMPLE.read_bytes())
+    loaded = bnio.load_file(name, bnio.make_context())
+    assert str(loaded.module) == str(bnio.load(EXAMPLE.read_text(), bnio.make_context()).module)
+
+
+def test_load_file_reads_a_pipe_once(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    writer = subprocess.Popen(["sh", "-c", f"cat {EXAMPLE} > {tmp_path / 'pipe'}"])
+    loaded = bnio.load_file(str(tmp_path / "pipe"), bnio.make_context())
+    writer.wait(timeout=60)
+    assert str(loaded.module) == str(bnio.load(EXAMPLE.read_text(), bnio.make_context()).module)
 
 
 def test_sniff_tells_the_formats_apart_from_the_first_bytes():
@@ -121,3 +150,20 @@ def test_writing_a_portable_artifact_for_a_version_jaxlib_cannot_write_is_a_fold
         with pytest.raises(FoldError, match=r"^m\.mlir: cannot write a portable artifact for StableHLO 99\.0\.0: "):
             bnio.dump(claimed, consume=consume)
     assert "stablehlo.convolution" in str(loaded.module)  # refused before anything changed
+
+
+def test_a_portable_artifact_that_cannot_be_written_says_why_in_both_writers():
+    # VHLO has no form for arith ops (torch-mlir's arith.constant, here an arith.addf).
+    text = (
+        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %y = arith.addf %x, %x : tensor<2xf32>\n  return %y : tensor<2xf32>\n}\n"
+    )
+    for consume in (False, True):
+        loaded = bnio.load(text, bnio.make_context(), source="m.mlir")
+        with pytest.raises(FoldError) as raised:
+            bnio.dump(loaded, bnio.Format.PORTABLE, consume=consume)
+        # MLIR's own words (its first error), not a stand-in.
+        assert re.fullmatch(
+            r"m\.mlir: cannot write a portable artifact: failed to legalize .*",
+            str(raised.value),
+        ), (consume, str(raised.value))

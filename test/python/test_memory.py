@@ -37,13 +37,17 @@ def test_check_fits_stops_with_the_sizes_when_the_estimate_exceeds_the_room():
         memory.check_fits(GB, Format.BYTECODE, "<stdin>", held=True, available=lambda: 3 * GB)
 
 
-def _cgroup(root, version: int, limit: str, usage: int, inactive: int) -> tuple:
-    names = {2: ("memory.max", "memory.current", "inactive_file"),
-             1: ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")}[version]
+def _cgroup(root, version: int, limit: str, usage: int, inactive: int, active: int = 0) -> tuple:
+    names = {
+        2: ("memory.max", "memory.current", ("inactive_file", "active_file")),
+        1: ("memory.limit_in_bytes", "memory.usage_in_bytes", ("total_inactive_file", "total_active_file")),
+    }[version]
     root.mkdir(exist_ok=True)
     (root / names[0]).write_text(limit + "\n")
     (root / names[1]).write_text(f"{usage}\n")
-    (root / "memory.stat").write_text(f"anon 5\n{names[2]} {inactive}\nactive_file 7\n")
+    (root / "memory.stat").write_text(
+        f"anon 5\n{names[2][0]} {inactive}\n{names[2][1]} {active}\nshmem 7\n"
+    )
     return (str(root), *names)
 
 
@@ -51,14 +55,15 @@ def _cgroup(root, version: int, limit: str, usage: int, inactive: int) -> tuple:
 def test_the_cgroup_room_is_its_limit_less_what_it_uses_that_cannot_be_reclaimed(
     tmp_path, monkeypatch, version
 ):
-    mount = _cgroup(tmp_path / "g", version, str(8 * GB), 5 * GB, 1 * GB)
+    # The page cache, active or not, is reclaimed before the kernel kills.
+    mount = _cgroup(tmp_path / "g", version, str(8 * GB), 5 * GB, 1 * GB, 2 * GB)
     monkeypatch.setattr(memory, "_CGROUPS", (mount,))
-    assert memory._cgroup_room() == 4 * GB
+    assert memory._cgroup_room() == 6 * GB
     unlimited = "max" if version == 2 else str(2**63 - 4096)
     monkeypatch.setattr(memory, "_CGROUPS", (_cgroup(tmp_path / "u", version, unlimited, 5, 0),))
     assert memory._cgroup_room() is None
     monkeypatch.setattr(memory, "_CGROUPS", ((str(tmp_path / "none"), "a", "b", "c"), mount))
-    assert memory._cgroup_room() == 4 * GB  # the first mount that exists
+    assert memory._cgroup_room() == 6 * GB  # the first mount that exists
 
 
 def test_the_address_space_room_is_the_limit_less_what_is_mapped(monkeypatch):
