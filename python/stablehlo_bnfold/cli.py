@@ -499,6 +499,8 @@ def _ended(wait_status: int) -> int:
     number = os.WTERMSIG(wait_status)
     parts = _status[:].rstrip(b"\0").split(b"\0") + [b"", b""]
     phase, file, temporary = (os.fsdecode(part) for part in parts[:3])
+    if phase == "exiting":  # died in os._exit: its output and messages are complete
+        return int(file)
     if temporary:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -526,6 +528,7 @@ def _child() -> int:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+    _doing("exiting", str(code))  # all said: a crash from here on adds nothing
     return code
 
 
