@@ -42,7 +42,7 @@ from . import __version__
 from . import io as bnio
 from .memory import check_fits
 from .passes import ARGUMENT
-from .report import FoldError, FoldReport, Recorder
+from .report import FoldError, FoldReport, Recorder, one_line
 from .passes import build_pass_manager, run_pipeline
 from .verification import verify
 
@@ -201,18 +201,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args, pipeline)
     except _Failure as failure:
-        print(failure, file=sys.stderr)
+        print(one_line(str(failure)), file=sys.stderr)
         return EXIT_INPUT_ERROR
     except Exception as error:  # a bug: one line unless --debug
         if args.debug:
             traceback.print_exc()
-        print(f"{PROG}: error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(one_line(f"{PROG}: error: internal error: {type(error).__name__}: {error}"), file=sys.stderr)
         return EXIT_INPUT_ERROR
 
 
 def _say(message: str) -> str:
-    """A FoldError's message as the CLI prints it: located lines stay as they are."""
-    return message if ": error: " in message else f"{PROG}: error: {message}"
+    """A FoldError's message as the CLI prints it, one line: located lines keep their
+    place, others get the tool's name."""
+    return one_line(message if ": error: " in message else f"{PROG}: error: {message}")
 
 
 def _run(args: argparse.Namespace, pipeline: str) -> int:
@@ -509,7 +510,7 @@ def _ended(wait_status: int) -> int:
     _capture.seek(0)
     printed = [line.strip() for line in _capture.read().decode(errors="replace").splitlines()]
     cause = ", ".join([signal.Signals(number).name] + [line for line in printed if line][-1:])
-    print(_death_message(phase, file, cause), file=sys.stderr)
+    print(one_line(_death_message(phase, file, cause)), file=sys.stderr)
     return EXIT_INPUT_ERROR
 
 
@@ -523,7 +524,7 @@ def _child() -> int:
     except KeyboardInterrupt:
         code = 128 + signal.SIGINT
     except BaseException as error:  # a bug outside main's own handling: one line
-        print(f"{PROG}: error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(one_line(f"{PROG}: error: internal error: {type(error).__name__}: {error}"), file=sys.stderr)
         code = EXIT_INPUT_ERROR
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

@@ -31,7 +31,7 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
 from .constants import dense_attr, float_dtype
-from .report import FoldError, describe_location
+from .report import FoldError, describe_location, one_line
 
 __all__ = [
     "Format",
@@ -279,7 +279,7 @@ def _describe(diagnostic: ir.Diagnostic, source: str) -> str:
         message = str(diagnostic.message)
     except Exception:
         message = "a name or string in the input is not UTF-8 (MLIR's message cannot be shown)"
-    return f"{where}: error: {message}"
+    return one_line(f"{where}: error: {message}")
 
 
 def _legalize_vhlo(module: ir.Module) -> None:

@@ -91,6 +91,17 @@ def test_cli_exits_1_with_one_line_when_a_bytecode_operation_name_is_not_utf8(wo
     assert_one_error(run, 1, r"model\.mlirbc:\d+:\d+: error: .*not UTF-8.*")
 
 
+@pytest.mark.parametrize("byte", [b"\n", b"\r", b"\x0b", b"\x0c", b"\x1e"])
+def test_cli_exits_1_with_one_line_when_a_bytecode_operation_name_holds_a_line_break(work, byte):
+    # Found by test/fuzz/mutate_cli.py: MLIR quotes the name in its message, and the
+    # message went out on two lines ("unregistered operation 'stablehlo.con\x0bolution'").
+    data = bytecode_of(EXAMPLE.read_text())
+    (work / "model.mlirbc").write_bytes(data.replace(b"convolution\0", b"convol" + byte + b"tion\0"))
+    run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
+    escaped = re.escape(byte.decode().encode("unicode_escape").decode())
+    assert_one_error(run, 1, rf"model\.mlirbc:\d+:\d+: error: unregistered operation 'stablehlo\.convol{escaped}tion'.*")
+
+
 def test_cli_exits_1_with_one_line_when_text_calls_a_symbol_that_is_not_utf8(work):
     # `\FF` is a valid escape in an MLIR string; the verifier quotes the missing callee.
     (work / "call.mlir").write_text(
