@@ -94,7 +94,7 @@ def test_cli_exits_1_with_one_line_when_a_bytecode_operation_name_is_not_utf8(wo
 @pytest.mark.parametrize("byte", [b"\n", b"\r", b"\x0b", b"\x0c", b"\x1e"])
 def test_cli_exits_1_with_one_line_when_a_bytecode_operation_name_holds_a_line_break(work, byte):
     # Found by test/fuzz/mutate_cli.py: MLIR quotes the name in its message, and the
-    # message went out on two lines ("unregistered operation 'stablehlo.con\x0bolution'").
+    # message went out on two lines ("unregistered operation 'stablehlo.con\rolution'").
     data = bytecode_of(EXAMPLE.read_text())
     (work / "model.mlirbc").write_bytes(data.replace(b"convolution\0", b"convol" + byte + b"tion\0"))
     run = bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm")
