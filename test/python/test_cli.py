@@ -384,10 +384,11 @@ def _blocked_reading_a_pipe(pid: int) -> bool:
     return "pipe" in where or call.startswith("0 0x0 ")
 
 
-def _waiting_on_stdin(work: pathlib.Path) -> tuple[subprocess.Popen, int]:
-    """The command reading a stdin that never ends, and its child, blocked reading it."""
+def _waiting_on_stdin(work: pathlib.Path, *args: str) -> tuple[subprocess.Popen, int]:
+    """The command (with `args`) reading a stdin that never ends, and its child, blocked
+    reading it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm"],
+        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", *args],
         cwd=work,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -434,18 +435,7 @@ def test_cli_passes_an_interrupt_sent_to_it_alone_on_to_its_child(work):
 def test_cli_child_dies_with_its_parent_and_writes_nothing(work):
     # subprocess.run(..., timeout=...) kills the command with SIGKILL, which cannot be
     # passed on: the child must not go on to write the output.
-    process = subprocess.Popen(
-        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", "-o", "out.mlir"],
-        cwd=work,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    process.stdin.write(EXAMPLE.read_bytes()[:100])
-    process.stdin.flush()
-    child = _child_of(process.pid)
-    while not _blocked_reading_a_pipe(child):
-        time.sleep(0.05)
+    process, child = _waiting_on_stdin(work, "-o", "out.mlir")
     process.kill()
     process.wait(timeout=60)
     process.stdin.write(EXAMPLE.read_bytes()[100:])  # what the child waited for
