@@ -100,7 +100,8 @@ def _option_value(key: str, raw: str, kind: object) -> int | bool:
 
 
 _MAX_ITERATIONS = 2**31 - 1
-"""The greedy driver's limit is a C++ int64; one sweep more than this never happens."""
+"""The largest max-iterations accepted (the greedy driver keeps it in a C++ int64; no
+module needs anywhere near this many sweeps)."""
 
 
 _ELEMENT = re.compile(r"\s*([\w.\-]+)\s*(\{[^}]*\})?\s*")
