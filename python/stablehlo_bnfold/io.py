@@ -380,7 +380,11 @@ def write(
         _write_portable_artifact(loaded, file)
     elif fmt is Format.PORTABLE:
         with _writer_errors(loaded):
-            file.write(stablehlo.serialize_portable_artifact(loaded.module, _target_version(loaded)))
+            file.write(
+                stablehlo.serialize_portable_artifact(
+                    loaded.module, _target_version(loaded), _mixed(loaded)
+                )
+            )
     else:
         operation.write_bytecode(file)
     return fmt
@@ -410,9 +414,11 @@ def _write_portable_artifact(loaded: Loaded, file: BinaryIO) -> None:
     """
     version = _target_version(loaded)
     header = _portable_header(version)
+    mixed = str(_mixed(loaded)).lower()
     with _writer_errors(loaded):
         passmanager.PassManager.parse(
-            f"builtin.module(stablehlo-legalize-to-vhlo,vhlo-to-version{{target={version}}})",
+            f"builtin.module(stablehlo-legalize-to-vhlo{{allow-other-dialects={mixed}}},"
+            f"vhlo-to-version{{target={version}}})",
             context=loaded.module.context,
         ).run(loaded.module.operation)
     loaded.module.operation.write_bytecode(
@@ -464,6 +470,18 @@ class _Reheaded:
                 self._write(self._header + self._pending[end + 1 :])
                 self._header = self._pending = None
         return len(data)
+
+
+def _mixed(loaded: Loaded) -> bool:
+    """Whether `loaded` is written as a mixed portable artifact: VHLO, plus the ops and
+    attributes of other dialects as they are. jax.export writes every artifact that way
+    (jaxlib's `use_mixed_serialization`, which `serialize_with_sdy` turns on): a sharded
+    export holds Shardy's `sdy.mesh`, `sdy.sharding` and `sdy.sharding_constraint` in their
+    own dialect. An input that was a portable artifact is written back so; when it held
+    VHLO only, the bytes are those of a pure artifact, since the patterns build StableHLO
+    only. A module read from text or bytecode must be all StableHLO to be written as one,
+    as jaxlib's writer requires by default."""
+    return loaded.format is Format.PORTABLE
 
 
 def _target_version(loaded: Loaded) -> str:

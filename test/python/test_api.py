@@ -6,7 +6,11 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import os
+import pathlib
 import re
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -33,6 +37,7 @@ from jaxlib.mlir.dialects import stablehlo
 import stablehlo_bnfold
 from stablehlo_bnfold import FoldError, FoldReport
 from stablehlo_bnfold.constants import read_dense, round_to
+from stablehlo_bnfold.verification import TOLERANCE
 
 CONV_BN = "handwritten_nhwc_hwio_f32.mlir"  # one conv + batch norm: folds
 MULTI_USER = "handwritten_multi_user_f32.mlir"  # one fold, one skip
@@ -178,6 +183,51 @@ def test_folded_exported_survives_serialize_and_deserialize(exported_with_batch_
     assert count_batch_norms(restored.mlir_module()) == 0
     (x,) = random_inputs(read_testdata(CONV_BN), seed=103)
     np.testing.assert_array_equal(np.asarray(restored.call(x)), np.asarray(folded.call(x)))
+
+
+SHARDED_EXPORT = pathlib.Path(__file__).with_name("sharded_export.py")
+SAME_CALLING_CONVENTION = (
+    "nr_devices", "in_shardings_hlo", "out_shardings_hlo", "in_shardings", "out_shardings",
+    "sharding", "sharding_constraints",
+)
+
+
+@pytest.mark.parametrize("form", ["constant", "argument"])
+@pytest.mark.parametrize("devices", [2, 4])
+def test_a_sharded_export_folds_into_one_that_calls_on_its_mesh_like_the_original(
+    tmp_path, devices, form
+):
+    # jax.export writes Shardy's ops and attributes (sdy.mesh, sdy.sharding,
+    # sdy.sharding_constraint) into the artifact as they are, beside VHLO; writing the folded
+    # module back once failed ("failed to legalize operation 'func.func'"). The mesh is of
+    # CPU devices, whose number is fixed when jax starts: sharded_export.py runs in its own
+    # process and says what it saw.
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}"
+    run = subprocess.run(
+        [sys.executable, str(SHARDED_EXPORT), str(devices), form, str(tmp_path)],
+        env={**os.environ, "XLA_FLAGS": flags.strip()},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout)
+    assert seen["folded_count"] == 3, seen["report"]  # subtract, multiply, add: Flax's form
+    assert seen["command"] == {"returncode": 0, "stderr": ""}
+    original = seen["original"]
+    assert original["activation_steps"] == 3 and original["sharding_constraints"] == 2
+    assert f"devices=[{devices},1,1,1]" in seen["original_restored"]["in_shardings_hlo"]
+    tolerance = TOLERANCE[np.dtype(np.float32)]
+    for name, reference in (
+        ("folded", original), ("by_command", original), ("restored", seen["original_restored"])
+    ):
+        folded = seen[name]
+        assert {k: folded[k] for k in SAME_CALLING_CONVENTION} == {
+            k: reference[k] for k in SAME_CALLING_CONVENTION
+        }, name
+        assert folded["error"] <= tolerance, (name, folded["error"])
+        # What is left on the activation is the one bias add: convolution(x, K') + b'.
+        assert folded["activation_steps"] == 1, name
 
 
 # ----- the report ----------------------------------------------------------------------------
