@@ -9,12 +9,18 @@ folded 2, skipped 0
 
 from __future__ import annotations
 
-from typing import Literal, TypeVar, overload
+import contextlib
+import functools
+import io as _stdio
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import BinaryIO, Literal, TypeVar, overload
 
 from jaxlib.mlir import ir
 
 from . import exported as _exported
 from . import io as _io
+from . import isolation as _isolation
 from .passes import ARGUMENT as _ARGUMENT
 from .passes import run_pipeline as _run_pipeline
 from .report import FoldError, FoldReport, Recorder as _Recorder
@@ -68,8 +74,8 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
         folded = fold_batch_norm(module, with_report=with_report)
         _check(module, folded[0] if with_report else folded)
         return folded
-    recorder = _Recorder(source="<input>")
     if isinstance(module, ir.Module):
+        recorder = _Recorder(source="<input>")
         with module.context:
             _io.inline_resources(module)
         _run_pipeline(module, _ARGUMENT, recorder)
@@ -85,16 +91,32 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
                 f"fold_batch_norm: expected jax.export.Exported, ir.Module, str or bytes, "
                 f"got {type(module).__name__}"
             )
-        context = _io.make_context()
-        loaded = _io.load(data, context)
-        with context:
-            _run_pipeline(loaded.module, _ARGUMENT, recorder)
-            report = recorder.finish(loaded.module)
-            out = _io.dump(loaded, consume=True)
-        if isinstance(data, bytes) and isinstance(out, str):
-            out = out.encode()  # text given as bytes comes back as bytes
+        fold = functools.partial(_fold_into, data)
+        if isinstance(data, bytes) and data.startswith(_io.BYTECODE_MAGIC):
+            # jaxlib's bytecode readers can crash or hang on corrupted bytes: read them in
+            # a child process, where neither can reach the caller.
+            report, out = _isolation.run(fold, source="<input>", size=len(data))
+        else:  # MLIR text: its parser is fuzzed in CI
+            buffer = _stdio.BytesIO()
+            report, out = fold(buffer, contextlib.nullcontext), buffer.getvalue()
+        if isinstance(data, str):
+            out = out.decode()
         result = _exported.replace_module(module, out) if _exported.is_exported(module) else out
     return (result, report) if with_report else result
+
+
+def _fold_into(data: str | bytes, output: BinaryIO, reading: Callable[[], AbstractContextManager]) -> FoldReport:
+    """Fold the module `data`, reading it inside `with reading():`, and write it to
+    `output` in the format it came in; the report."""
+    recorder = _Recorder(source="<input>")
+    context = _io.make_context()
+    with reading():
+        loaded = _io.load(data, context)
+    with context:
+        _run_pipeline(loaded.module, _ARGUMENT, recorder)
+        report = recorder.finish(loaded.module)
+        _io.write(loaded, output, consume=True)
+    return report
 
 
 def _check(original, folded) -> None:

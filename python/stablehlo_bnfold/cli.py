@@ -40,6 +40,7 @@ import jax
 
 from . import __version__
 from . import io as bnio
+from .isolation import bounded_reading, death_message, read_seconds
 from .memory import check_fits
 from .passes import ARGUMENT
 from .report import FoldError, FoldReport, Recorder, one_line
@@ -283,8 +284,11 @@ def _process(
     """Load `data` (None: the input file), run the pipeline, report."""
     context = bnio.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
-    _doing("reading", source)
-    with _reader_stderr():
+    seconds = read_seconds(len(data) if data is not None else os.path.getsize(args.input))
+    _doing("reading", source, seconds=seconds)
+    # In the child, a read that loops (a corrupted count in bytecode) ends by an alarm.
+    bounded = bounded_reading(seconds) if _status is not None else contextlib.nullcontext()
+    with _reader_stderr(), bounded:
         if data is None:
             loaded = bnio.load_file(args.input, context)
         else:
@@ -370,7 +374,8 @@ def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
 # --- the command: `main` in a child process --------------------------------------------------
 
 _status: mmap.mmap | None = None
-"""Shared with the parent in the child: `phase NUL file NUL temporary output file`."""
+"""Shared with the parent in the child: `phase NUL file NUL temporary output file NUL
+seconds reading may take`."""
 
 _capture: BinaryIO | None = None
 """Shared with the parent in the child: what C++ code printed on stderr while reading."""
@@ -386,10 +391,10 @@ _QUIET_SIGNALS = frozenset(
 """A child ended by one of these was stopped, not crashed: the parent says nothing."""
 
 
-def _doing(phase: str, file: str, temporary: str = "") -> None:
+def _doing(phase: str, file: str, temporary: str = "", *, seconds: float = 0.0) -> None:
     """Tell the parent (if any) what the child is doing, for its message should it die."""
     if _status is not None:
-        record = b"\0".join(os.fsencode(part) for part in (phase, file, temporary))
+        record = b"\0".join(os.fsencode(part) for part in (phase, file, temporary, str(seconds)))
         _status[:] = record[: len(_status)].ljust(len(_status), b"\0")
 
 
@@ -498,8 +503,8 @@ def _ended(wait_status: int) -> int:
     if os.WIFEXITED(wait_status):
         return os.WEXITSTATUS(wait_status)
     number = os.WTERMSIG(wait_status)
-    parts = _status[:].rstrip(b"\0").split(b"\0") + [b"", b""]
-    phase, file, temporary = (os.fsdecode(part) for part in parts[:3])
+    parts = _status[:].rstrip(b"\0").split(b"\0") + [b"", b"", b""]
+    phase, file, temporary, seconds = (os.fsdecode(part) for part in parts[:4])
     if phase == "exiting":  # died in os._exit: its output and messages are complete
         return int(file)
     if temporary:
@@ -508,9 +513,8 @@ def _ended(wait_status: int) -> int:
     if number in _QUIET_SIGNALS:
         return 128 + number
     _capture.seek(0)
-    printed = [line.strip() for line in _capture.read().decode(errors="replace").splitlines()]
-    cause = ", ".join([signal.Signals(number).name] + [line for line in printed if line][-1:])
-    print(one_line(_death_message(phase, file, cause)), file=sys.stderr)
+    printed = _capture.read().decode(errors="replace")
+    print(_say(death_message(phase, file, number, printed, float(seconds or 0))), file=sys.stderr)
     return EXIT_INPUT_ERROR
 
 
@@ -531,18 +535,6 @@ def _child() -> int:
             stream.flush()
     _doing("exiting", str(code))  # all said: a crash from here on adds nothing
     return code
-
-
-def _death_message(phase: str, file: str, cause: str) -> str:
-    """One line for a child that died while doing `phase` to `file`; `cause` is the
-    signal's name, then the last line it printed while reading, if any."""
-    if not phase:
-        return f"{PROG}: error: internal error: the process died ({cause})"
-    if cause.startswith("SIGKILL"):
-        return f"{PROG}: error: {file}: killed (SIGKILL) while {phase} it, most likely for lack of memory"
-    if phase == "reading":
-        return f"{PROG}: error: {file}: invalid input: the MLIR reader crashed on it ({cause})"
-    return f"{PROG}: error: {file}: internal error: the process crashed while {phase} it ({cause})"
 
 
 if __name__ == "__main__":

@@ -319,6 +319,37 @@ def test_bad_input_raises_fold_error_with_a_one_line_message_and_prints_nothing(
     assert capfd.readouterr() == ("", "")
 
 
+def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():
+    # Bytecode is folded in a forked child (stablehlo_bnfold.isolation). JAX gives every
+    # context one thread pool; once its worker threads have started here, they are missing
+    # in the child, and MLIR's verifier there waited for them for ever (found on
+    # MobileNetV2; bounded by the read alarm, made 10 s here). In a fresh Python, whose
+    # pool only this test starts.
+    run = subprocess.run(
+        [sys.executable, "-c", f"""
+import sys
+sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+import stablehlo_bnfold, stablehlo_bnfold.isolation
+from test_cli import EXAMPLE, bytecode_of
+stablehlo_bnfold.isolation.READ_SECONDS = 10
+functions = "\\n".join(
+    f"func.func @f{{i}}(%x: tensor<2xf32>) -> tensor<2xf32> {{{{ return %x : tensor<2xf32> }}}}"
+    for i in range(8)
+)
+with make_ir_context():
+    ir.Module.parse(functions)  # the verifier hands the functions to JAX's thread pool
+folded, report = stablehlo_bnfold.fold_batch_norm(bytecode_of(EXAMPLE.read_text() + functions), with_report=True)
+print(folded[:4] == b"ML\\xefR", report)
+"""],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (0, "True folded 2, skipped 0\n", "")
+
+
 # ----- idempotency ---------------------------------------------------------------------------
 
 

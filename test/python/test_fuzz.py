@@ -3,10 +3,10 @@ found, kept as a regression test.
 
 CI runs a short, seeded campaign over MLIR text. Binary formats are fuzzed by hand
 (`--formats=all`, see docs/reliability.md): MLIR's bytecode readers crash on corrupted
-input within seconds, inside jaxlib's C++ code, before anything this package could check.
-The command reads in a child process and turns such a crash into one line (tested below);
-the API, which reads in the caller's process, still crashes: kept as strict xfails, so a
-jaxlib that fixes one turns the test red until the mark is removed.
+input within seconds, inside jaxlib's C++ code, before anything this package could check,
+and loop without end on some. The command, and the API for bytecode and portable
+artifacts, read in a child process and turn such a crash into one line, and end a read
+that does not finish (tested below).
 
 Every finding runs in a subprocess, the CLI as a user runs it: a regression aborts that
 process, not pytest's.
@@ -24,6 +24,7 @@ from jaxlib.mlir.dialects import stablehlo
 from test_cli import (  # noqa: F401 (work is a fixture)
     EXAMPLE,
     PROG,
+    Run,
     assert_one_error,
     bnfold,
     bytecode_of,
@@ -36,6 +37,7 @@ import stablehlo_bnfold
 
 FUZZ = pathlib.Path(__file__).resolve().parents[1] / "fuzz"
 CRASHES = FUZZ / "crashes"
+HANGS_DIR = FUZZ / "hangs"
 
 
 def test_fuzzing_the_text_reader_finds_no_crash(tmp_path):
@@ -195,29 +197,83 @@ def test_cli_exits_1_with_one_line_on_bytecode_that_crashes_mlirs_reader(work, n
     assert not output.exists() and not list(work.glob(".bnfold-*"))
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"jaxlib 0.10.2: {why}"))
-        for name, why in sorted(UPSTREAM.items())
-    ],
-)
-def test_the_api_raises_fold_error_on_bytecode_that_crashes_mlirs_reader(name):
-    # In a subprocess: today the reader takes the process down with it.
-    run = subprocess.run(
+def _fold_in_a_python(path: pathlib.Path, *, read_seconds: float | None = None) -> subprocess.CompletedProcess:
+    """`fold_batch_norm` on the bytes of `path` in a fresh Python, which prints the
+    FoldError's message: should a regression crash or hang the reader in the caller's
+    process again, that process dies (or times out), not pytest's."""
+    bound = "" if read_seconds is None else f"stablehlo_bnfold.isolation.READ_SECONDS = {read_seconds}\n"
+    return subprocess.run(
         [
             sys.executable, "-c",
-            "import sys, stablehlo_bnfold\n"
+            "import sys, stablehlo_bnfold, stablehlo_bnfold.isolation\n" + bound +
             "try:\n    stablehlo_bnfold.fold_batch_norm(open(sys.argv[1], 'rb').read())\n"
             "except stablehlo_bnfold.FoldError as error:\n    print(error)\n",
-            str(CRASHES / name),
+            str(path),
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert run.returncode == 0 and name in run.stdout, run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(UPSTREAM))
+def test_the_api_raises_fold_error_on_bytecode_that_crashes_mlirs_reader(name):
+    # The API reads bytecode in a forked child (stablehlo_bnfold.isolation): the crash ends
+    # the child, and the caller gets the line the command prints, and nothing on stderr.
+    run = _fold_in_a_python(CRASHES / name)
+    assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
+    line = run.stdout.rstrip("\n")
+    assert re.fullmatch(
+        r"<input>: invalid input: the MLIR reader crashed on it \((SIGSEGV|SIGABRT, LLVM ERROR: .+)\)", line
+    ), line
+    assert ("SIGABRT" in line) == ("report_fatal_error" in UPSTREAM[name]), line
+
+
+# --- findings, bounded: MLIR's bytecode reader loops -------------------------------------
+
+HANGS = {
+    "bytecode_dense_attribute_that_loops_the_reader.mlirbc": (
+        "one byte of the example's bytecode (offset 1044, 0x04 -> 0x00) makes a count a "
+        "9-byte varint: reading a convolution's dense attribute, "
+        "DenseTypedElementsAttrStorage::getKey compares elements for ever (found by "
+        "test/fuzz: one process, 100% of a core, memory flat)"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HANGS))
+def test_the_api_stops_a_read_that_does_not_finish_with_a_fold_error(name):
+    # Reading may take stablehlo_bnfold.isolation.read_seconds(size): 30 s and more by
+    # default, made 2 s here. An alarm in the child ends the loop in C++ code.
+    run = _fold_in_a_python(HANGS_DIR / name, read_seconds=2)
+    assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
+    assert run.stdout == "<input>: invalid input: the MLIR reader did not finish in 2 s\n"
+
+
+@pytest.mark.parametrize("name", sorted(HANGS))
+def test_cli_exits_1_with_one_line_on_bytecode_whose_read_does_not_finish(work, name):
+    (work / name).write_bytes((HANGS_DIR / name).read_bytes())
+    run = subprocess.run(
+        [
+            sys.executable, "-c",
+            "import sys, stablehlo_bnfold.isolation\n"
+            "stablehlo_bnfold.isolation.READ_SECONDS = 2\n"
+            "from stablehlo_bnfold.cli import console_main\n"
+            "sys.argv[0] = 'stablehlo-bnfold-opt'\nsys.exit(console_main())\n",
+            name, "--stablehlo-fold-batch-norm", "-o", "out.mlir",
+        ],
+        cwd=work,
+        capture_output=True,
+        timeout=120,
+    )
+    assert_one_error(
+        Run(run.returncode, run.stdout, run.stderr.decode(errors="replace")),
+        1,
+        rf"{PROG}: error: {re.escape(name)}: invalid input: the MLIR reader did not finish in 2 s",
+    )
+    assert not (work / "out.mlir").exists() and not list(work.glob(".bnfold-*"))
 
 
 def test_every_kept_crash_input_has_a_regression_test():
     assert sorted(p.name for p in CRASHES.iterdir()) == sorted(UPSTREAM)
+    assert sorted(p.name for p in HANGS_DIR.iterdir()) == sorted(HANGS)
