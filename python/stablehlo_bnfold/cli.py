@@ -2,8 +2,9 @@
 
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
-        [--split-input-file] [--emit-bytecode] [--report[=text|json]] [--verify]
-        [--no-memory-check] [--allow-unregistered-dialect] [--debug]
+        [--split-input-file] [--emit-bytecode] [--mlir-elide-elementsattrs-if-larger=N]
+        [--report[=text|json]] [--verify] [--no-memory-check]
+        [--allow-unregistered-dialect] [--debug]
 
 Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
 output that differs beyond tolerance, or could not run the module (no output is written). Problems print one line
@@ -143,6 +144,15 @@ def _parser() -> argparse.ArgumentParser:
         "artifact of the same StableHLO version) instead of text",
     )
     parser.add_argument(
+        "--mlir-elide-elementsattrs-if-larger",
+        type=_count,
+        metavar="N",
+        dest="elide",
+        help="print elements attributes (weights) of more than N elements as "
+        "dense_resource<__elided__>, so that a person can read the module; the output "
+        "cannot be read back (text output only)",
+    )
+    parser.add_argument(
         "--report",
         nargs="?",
         const="text",
@@ -175,6 +185,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    """A non-negative integer option, as mlir-opt's `uint` options take."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return int(text)
+
+
 class _Failure(Exception):
     """A problem already worded for the user."""
 
@@ -188,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
         parser.error("--emit-bytecode cannot be combined with --split-input-file")
+    if args.elide is not None and args.emit_bytecode:
+        parser.error("--mlir-elide-elementsattrs-if-larger applies to text: it cannot be combined with --emit-bytecode")
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:  # a bad pipeline is a usage error, found before the input is read
         build_pass_manager(bnio.make_context(), pipeline, Recorder())
@@ -229,9 +248,10 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     for chunk in chunks:
         try:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
-            output = loaded
+            output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                output = bnio.dump(loaded, _output_format(loaded, args), consume=True)
+                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True)
+                output = whole if args.elide is None else bnio.dump(loaded, large_elements_limit=args.elide)
         except FoldError as error:
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
@@ -243,7 +263,7 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
         if args.verify:
             _doing("verifying", source)
             original = bnio.read_file(args.input) if chunk is None else chunk
-            verification = verify(original, output)
+            verification = verify(original, whole)
             for line in verification.lines():
                 print(f"{source}: {line}", file=sys.stderr)
             unverified |= not verification.ok
@@ -314,7 +334,9 @@ def _emitter(
     chunks already in memory, joined by '// -----' lines."""
     if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
         loaded = outputs[0]
-        return lambda file: bnio.write(loaded, file, _output_format(loaded, args), consume=True)
+        return lambda file: bnio.write(
+            loaded, file, _output_format(loaded, args), consume=True, large_elements_limit=args.elide
+        )
     data = outputs[0] if len(outputs) == 1 else "\n// -----\n".join(
         str(o).rstrip("\n") for o in outputs
     ) + "\n"

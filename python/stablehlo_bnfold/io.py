@@ -347,19 +347,33 @@ def inline_resources(module: ir.Module) -> int:
     return len(constants)
 
 
-def dump(loaded: Loaded, fmt: Format | None = None, *, consume: bool = False) -> str | bytes:
+def dump(
+    loaded: Loaded,
+    fmt: Format | None = None,
+    *,
+    consume: bool = False,
+    large_elements_limit: int | None = None,
+) -> str | bytes:
     """The module of `loaded` in `fmt` (default: the format it was loaded from): `str`
     for text, `bytes` otherwise. See `write`."""
     buffer = _stdio.BytesIO()
-    fmt = write(loaded, buffer, fmt, consume=consume)
+    fmt = write(loaded, buffer, fmt, consume=consume, large_elements_limit=large_elements_limit)
     return buffer.getvalue().decode() if fmt is Format.TEXT else buffer.getvalue()
 
 
 def write(
-    loaded: Loaded, file: BinaryIO, fmt: Format | None = None, *, consume: bool = False
+    loaded: Loaded,
+    file: BinaryIO,
+    fmt: Format | None = None,
+    *,
+    consume: bool = False,
+    large_elements_limit: int | None = None,
 ) -> Format:
     """Write the module of `loaded` to the binary `file` in `fmt` (default: the format it
-    was loaded from); returns the format written. Text ends with a newline.
+    was loaded from); returns the format written. Text ends with a newline; with
+    `large_elements_limit`, elements attributes of more elements than that are printed as
+    `dense_resource<__elided__>` (as mlir-opt's --mlir-elide-elementsattrs-if-larger does),
+    for a person to read: MLIR cannot read them back.
 
     Text and bytecode are streamed: MLIR's printer and bytecode writer hand `file` pieces,
     dense constants straight from the attributes' storage. A portable artifact is written
@@ -373,7 +387,7 @@ def write(
     operation = loaded.module.operation
     if fmt is Format.TEXT:
         tail = _LastByte(file)
-        operation.print(file=tail, binary=True)
+        operation.print(file=tail, binary=True, large_elements_limit=large_elements_limit)
         if tail.last != b"\n":
             file.write(b"\n")
     elif fmt is Format.PORTABLE and consume:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import io
 import os
 import pickle
@@ -117,7 +118,14 @@ def run(work: Work[_T], *, source: str, size: int) -> tuple[_T, bytes]:
                 # only MLIR, in a context of its own, and leaves through os._exit.
                 warnings.simplefilter("ignore", DeprecationWarning)
                 warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
-                child = os.fork()
+                # Frozen, the caller's objects are never scanned by the child's garbage
+                # collector, which would write to each and so copy every page they are on.
+                gc.freeze()
+                try:
+                    child = os.fork()
+                finally:
+                    if child != 0:
+                        gc.unfreeze()
             if child == 0:
                 os.close(control)
                 _child(work, output, printed, child_control, seconds, parent)

@@ -9,9 +9,11 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import warnings
+import zipfile
 
 import jax
 import jax.numpy as jnp
@@ -480,3 +482,31 @@ def test_folded_bf16_weights_and_bias_are_the_float64_values_rounded_once():
         )
     np.testing.assert_array_equal(kernel.astype(np.float64).reshape(-1), expected_kernel)
     np.testing.assert_array_equal(bias.astype(np.float64), expected_bias)
+
+
+# ----- packaging -----------------------------------------------------------------------------
+
+
+def test_the_wheel_ships_the_license_py_typed_and_a_main_module(tmp_path):
+    # Built from a copy, so that the build leaves nothing in the checkout.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    source = tmp_path / "source"
+    shutil.copytree(root / "python", source / "python", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(root / name, source / name)
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+         "--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(source)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("stablehlo_bnfold-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (license_name,) = [n for n in names if n.endswith("/LICENSE")]
+        license_text = archive.read(license_name).decode()
+        (metadata,) = [archive.read(n).decode() for n in names if n.endswith(".dist-info/METADATA")]
+    assert {"stablehlo_bnfold/py.typed", "stablehlo_bnfold/__main__.py"} <= set(names)
+    assert license_text == (root / "LICENSE").read_text()
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert re.search(r"^License(-Expression)?: Apache-2\.0$", metadata, re.MULTILINE), metadata[:2000]

@@ -774,8 +774,9 @@ def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
     assert run.returncode == 0, run.stderr
     flags = [
         "-o", "--stablehlo-fold-batch-norm", "--canonicalize", "--cse", "--pass-pipeline",
-        "--split-input-file", "--emit-bytecode", "--report", "--verify",
-        "--allow-unregistered-dialect", "--debug", "--version", "--help",
+        "--split-input-file", "--emit-bytecode", "--mlir-elide-elementsattrs-if-larger",
+        "--report", "--verify", "--no-memory-check", "--allow-unregistered-dialect", "--debug",
+        "--version", "--help",
     ]
     for flag in flags:
         assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.text), flag
@@ -788,3 +789,52 @@ def test_cli_console_script_is_installed_and_runs(work):
     run = subprocess.run([script, "--version"], cwd=work, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"{PROG} {stablehlo_bnfold.__version__}\n"
+
+
+def test_python_m_stablehlo_bnfold_runs_the_command(work, folded_example):
+    run = subprocess.run(
+        [sys.executable, "-m", "stablehlo_bnfold", "model.mlir", "--stablehlo-fold-batch-norm"],
+        cwd=work, capture_output=True, text=True, timeout=300,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout == folded_example
+    usage = subprocess.run(
+        [sys.executable, "-m", "stablehlo_bnfold", "--no-such-flag"],
+        cwd=work, capture_output=True, text=True, timeout=300,
+    )
+    assert usage.returncode == 2 and usage.stderr.startswith(f"{PROG}: error: "), usage.stderr
+
+
+# --- printing for a person ------------------------------------------------------------------
+
+
+def test_cli_elides_weights_larger_than_asked_as_mlir_opt_does(work, folded_example):
+    # The folded example's constants: kernels of 3x3x3x4 = 108 and 4x4x1x1 = 16 elements,
+    # a splat of 256 (never elided: it prints as one number), biases of 4.
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm",
+                 "--mlir-elide-elementsattrs-if-larger=10", "--verify")
+    assert run.returncode == 0, run.stderr  # verified on the whole module, not the elided one
+    elided = re.findall(r"stablehlo\.constant dense_resource<__elided__> : tensor<(\w+)>", run.text)
+    assert elided == ["3x3x3x4xf32", "4x4x1x1xf32"]
+    # Everything else is what the fold prints without elision.
+    assert run.text == re.sub(
+        r"(stablehlo\.constant )dense<.*>( : tensor<(?:3x3x3x4|4x4x1x1)xf32>)",
+        r"\1dense_resource<__elided__>\2",
+        folded_example,
+    )
+    at_16 = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm",
+                   "--mlir-elide-elementsattrs-if-larger=16")
+    assert re.findall(r"dense_resource<__elided__> : tensor<(\w+)>", at_16.text) == ["3x3x3x4xf32"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--mlir-elide-elementsattrs-if-larger=-1",), "expected a non-negative integer, got '-1'"),
+        (("--mlir-elide-elementsattrs-if-larger=many",), "expected a non-negative integer, got 'many'"),
+        (("--mlir-elide-elementsattrs-if-larger=8", "--emit-bytecode"), "cannot be combined with --emit-bytecode"),
+    ],
+)
+def test_cli_exits_2_on_an_elision_limit_it_cannot_apply(work, args, message):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", *args)
+    assert_one_error(run, 2, rf"{PROG}: error: .*{re.escape(message)}.* \(see --help\)")
