@@ -35,15 +35,17 @@ _T = TypeVar("_T")
 
 @overload
 def fold_batch_norm(
-    module: _T, *, with_report: Literal[False] = False, verify: bool = False
+    module: _T, *, with_report: Literal[False] = False, verify: bool = False, trusted: bool = False
 ) -> _T: ...
 @overload
 def fold_batch_norm(
-    module: _T, *, with_report: Literal[True], verify: bool = False
+    module: _T, *, with_report: Literal[True], verify: bool = False, trusted: bool = False
 ) -> tuple[_T, FoldReport]: ...
 
 
-def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
+def fold_batch_norm(
+    module, *, with_report: bool = False, verify: bool = False, trusted: bool = False
+):
     """Fold every foldable inference batch norm into the convolution or dot_general before it.
 
     `module` may be
@@ -64,6 +66,14 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
     or the module cannot be run there. Raises `FoldError` on input that is not a valid
     StableHLO module.
 
+    Bytecode and portable artifacts (and so an `Exported`) are folded in a forked child
+    process: jaxlib's C++ readers crash on some corrupted bytes and loop without end on
+    others, and there a crash or a read that takes longer than
+    `stablehlo_bnfold.isolation.read_seconds(len(data))` (30 s and more) is a `FoldError`,
+    not the end of the caller's process. That costs a fork and a copy of the output (about
+    0.2 s on ResNet-50, docs/reliability.md); `trusted=True` reads such bytes in this
+    process, for bytes from a producer you trust (your own `jax.export`).
+
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
     """
     if verify and isinstance(module, ir.Module):
@@ -71,7 +81,7 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
         copy = ir.Module.parse(str(module), module.context)
         _check(module, fold_batch_norm(copy))
     elif verify:
-        folded = fold_batch_norm(module, with_report=with_report)
+        folded = fold_batch_norm(module, with_report=with_report, trusted=trusted)
         _check(module, folded[0] if with_report else folded)
         return folded
     if isinstance(module, ir.Module):
@@ -92,7 +102,7 @@ def fold_batch_norm(module, *, with_report: bool = False, verify: bool = False):
                 f"got {type(module).__name__}"
             )
         fold = functools.partial(_fold_into, data)
-        if isinstance(data, bytes) and data.startswith(_io.BYTECODE_MAGIC):
+        if isinstance(data, bytes) and data.startswith(_io.BYTECODE_MAGIC) and not trusted:
             # jaxlib's bytecode readers can crash or hang on corrupted bytes: read them in
             # a child process, where neither can reach the caller.
             report, out = _isolation.run(fold, source="<input>", size=len(data))

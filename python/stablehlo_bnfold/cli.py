@@ -17,7 +17,8 @@ The command (`console_main`) runs `main` in a forked child and waits for it: jax
 bytecode readers can crash on a corrupted file, and the kernel kills a process that runs
 out of memory, before any Python code can object. Then the parent prints the one line
 (what the child was doing, on which file, and the signal), removes the child's temporary
-output file and exits 1.
+output file and exits 1. The child reads under an alarm (`isolation.bounded_reading`): a
+corrupted count can make MLIR's reader loop without end.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 import stablehlo_bnfold
-from stablehlo_bnfold import FoldError, FoldReport
+from stablehlo_bnfold import FoldError, FoldReport, isolation
 from stablehlo_bnfold.constants import read_dense, round_to
 from stablehlo_bnfold.verification import TOLERANCE
 
@@ -319,6 +319,21 @@ def test_bad_input_raises_fold_error_with_a_one_line_message_and_prints_nothing(
     assert fragment in message
     # Library code never prints: the reason belongs in the FoldError, not on stderr.
     assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("make", [_bytecode, lambda text: _portable_artifact(text, "1.0.0")], ids=["bytecode", "portable"])
+def test_binary_input_is_folded_in_a_child_unless_trusted_and_gives_the_same_bytes(monkeypatch, make):
+    data = make(read_testdata(CONV_BN))
+    children = []
+    run = isolation.run
+    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    in_child, report = stablehlo_bnfold.fold_batch_norm(data, with_report=True)
+    assert children == [len(data)]
+    in_process, trusted_report = stablehlo_bnfold.fold_batch_norm(data, with_report=True, trusted=True)
+    assert children == [len(data)]
+    assert in_child == in_process and report == trusted_report and report.folded == 1
+    stablehlo_bnfold.fold_batch_norm(read_testdata(CONV_BN))  # text: in this process
+    assert children == [len(data)]
 
 
 def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():
