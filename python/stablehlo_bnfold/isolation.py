@@ -132,7 +132,10 @@ def run(work: Work[_T], *, source: str, size: int) -> tuple[_T, bytes]:
             os.close(child_control)
             child_control = -1
             said = _read_to_end(control)  # until the child exits
-            _, status = os.waitpid(child, 0)
+            try:
+                _, status = os.waitpid(child, 0)
+            except ChildProcessError:  # reaped already: the caller ignores SIGCHLD
+                status = None
             child = None
         finally:
             if child is not None:  # interrupted while waiting: the child goes too
@@ -146,9 +149,11 @@ def run(work: Work[_T], *, source: str, size: int) -> tuple[_T, bytes]:
         phase = phases.decode().rpartition("\n")[2]
         printed.seek(0)
         stderr = printed.read().decode(errors="replace")
-        if os.WIFSIGNALED(status):
+        if status is not None and os.WIFSIGNALED(status):
             raise FoldError(death_message(phase, source, os.WTERMSIG(status), stderr, seconds))
-        if not result:
+        if not result:  # died, by a signal we could not learn (SIGCHLD ignored)
+            if phase == "reading":
+                raise FoldError(f"{source}: invalid input: the MLIR reader crashed on it")
             raise FoldError(f"{source}: internal error: the process folding it ended without a result")
         if stderr:  # logging, as the work would have printed it in this process
             sys.stderr.write(stderr)

@@ -197,11 +197,15 @@ def test_cli_exits_1_with_one_line_on_bytecode_that_crashes_mlirs_reader(work, n
     assert not output.exists() and not list(work.glob(".bnfold-*"))
 
 
-def _fold_in_a_python(path: pathlib.Path, *, read_seconds: float | None = None) -> subprocess.CompletedProcess:
+def _fold_in_a_python(
+    path: pathlib.Path, *, read_seconds: float | None = None, prelude: str = ""
+) -> subprocess.CompletedProcess:
     """`fold_batch_norm` on the bytes of `path` in a fresh Python, which prints the
     FoldError's message: should a regression crash or hang the reader in the caller's
-    process again, that process dies (or times out), not pytest's."""
-    bound = "" if read_seconds is None else f"stablehlo_bnfold.isolation.READ_SECONDS = {read_seconds}\n"
+    process again, that process dies (or times out), not pytest's. `prelude` runs first."""
+    bound = prelude
+    if read_seconds is not None:
+        bound += f"stablehlo_bnfold.isolation.READ_SECONDS = {read_seconds}\n"
     return subprocess.run(
         [
             sys.executable, "-c",
@@ -227,6 +231,16 @@ def test_the_api_raises_fold_error_on_bytecode_that_crashes_mlirs_reader(name):
         r"<input>: invalid input: the MLIR reader crashed on it \((SIGSEGV|SIGABRT, LLVM ERROR: .+)\)", line
     ), line
     assert ("SIGABRT" in line) == ("report_fatal_error" in UPSTREAM[name]), line
+
+
+def test_the_api_raises_fold_error_on_a_reader_crash_when_the_caller_ignores_sigchld():
+    # Then the kernel reaps the child itself, and its signal cannot be learnt.
+    run = _fold_in_a_python(
+        CRASHES / "bytecode_corrupt_block_header.mlirbc",
+        prelude="import signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n",
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout == "<input>: invalid input: the MLIR reader crashed on it\n"
 
 
 # --- findings, bounded: MLIR's bytecode reader loops -------------------------------------
