@@ -115,7 +115,9 @@ def fold_batch_norm(
     return (result, report) if with_report else result
 
 
-def _fold_into(data: str | bytes, output: BinaryIO, reading: Callable[[], AbstractContextManager]) -> FoldReport:
+def _fold_into(
+    data: str | bytes, output: BinaryIO, reading: Callable[[], AbstractContextManager]
+) -> FoldReport:
     """Fold the module `data`, reading it inside `with reading():`, and write it to
     `output` in the format it came in; the report."""
     recorder = _Recorder(source="<input>")

@@ -207,7 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.split_input_file and args.emit_bytecode:
         parser.error("--emit-bytecode cannot be combined with --split-input-file")
     if args.elide is not None and args.emit_bytecode:
-        parser.error("--mlir-elide-elementsattrs-if-larger applies to text: it cannot be combined with --emit-bytecode")
+        parser.error(
+            "--mlir-elide-elementsattrs-if-larger applies to text: "
+            "it cannot be combined with --emit-bytecode"
+        )
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:  # a bad pipeline is a usage error, found before the input is read
         build_pass_manager(bnio.make_context(), pipeline, Recorder())
@@ -252,7 +255,10 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
                 whole = bnio.dump(loaded, _output_format(loaded, args), consume=True)
-                output = whole if args.elide is None else bnio.dump(loaded, large_elements_limit=args.elide)
+                if args.elide is not None:  # what is written; `whole` is what is verified
+                    output = bnio.dump(loaded, large_elements_limit=args.elide)
+                else:
+                    output = whole
         except FoldError as error:
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None

@@ -42,7 +42,14 @@ from jaxlib.mlir import ir
 
 from .report import FoldError, one_line
 
-__all__ = ["READ_SECONDS", "READ_SECONDS_PER_GB", "bounded_reading", "death_message", "read_seconds", "run"]
+__all__ = [
+    "READ_SECONDS",
+    "READ_SECONDS_PER_GB",
+    "bounded_reading",
+    "death_message",
+    "read_seconds",
+    "run",
+]
 
 READ_SECONDS = 30.0
 """Time allowed for reading any input, on top of READ_SECONDS_PER_GB: what starting a
@@ -155,7 +162,9 @@ def run(work: Work[_T], *, source: str, size: int) -> tuple[_T, bytes]:
         if not result:  # died, by a signal we could not learn (SIGCHLD ignored)
             if phase == "reading":
                 raise FoldError(f"{source}: invalid input: the MLIR reader crashed on it")
-            raise FoldError(f"{source}: internal error: the process folding it ended without a result")
+            raise FoldError(
+                f"{source}: internal error: the process folding it ended without a result"
+            )
         if stderr:  # logging, as the work would have printed it in this process
             sys.stderr.write(stderr)
         outcome, value, where = pickle.loads(result)
@@ -201,7 +210,8 @@ def _child(
         try:
             result = pickle.dumps(said)
         except Exception:  # an exception that cannot be pickled: its words
-            result = pickle.dumps(("raised", RuntimeError(f"{type(said[1]).__name__}: {said[1]}"), said[2]))
+            words = RuntimeError(f"{type(said[1]).__name__}: {said[1]}")
+            result = pickle.dumps(("raised", words, said[2]))
         output.flush()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
