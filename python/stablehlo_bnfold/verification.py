@@ -15,7 +15,10 @@ A module XLA cannot run here (dynamic shapes in a bare module, an entry point ot
 
 from __future__ import annotations
 
+import functools
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import BinaryIO, Callable
 
 import jax
 import ml_dtypes
@@ -24,6 +27,7 @@ from jaxlib.mlir import ir
 
 from . import exported as _exported
 from . import io as _io
+from . import isolation as _isolation
 from .constants import float_dtype
 from .report import FoldError
 
@@ -196,6 +200,16 @@ def _runner(module):
 def _text(module) -> str:
     if isinstance(module, ir.Module):
         return str(module)
+    if isinstance(module, bytes) and module.startswith(_io.BYTECODE_MAGIC):
+        # jaxlib's bytecode readers crash or loop on some corrupted bytes: read them in a
+        # child process (stablehlo_bnfold.isolation), as fold_batch_norm does.
+        try:
+            _, text = _isolation.run(
+                functools.partial(_print_text, module), source="<input>", size=len(module)
+            )
+        except FoldError as error:
+            raise _NotRunnable(str(error)) from None
+        return text.decode()
     context = _io.make_context()
     try:
         loaded = _io.load(module, context)
@@ -203,6 +217,16 @@ def _text(module) -> str:
         raise _NotRunnable(str(error)) from None
     with context:
         return str(loaded.module)
+
+
+def _print_text(
+    data: bytes, output: BinaryIO, reading: Callable[[], AbstractContextManager]
+) -> None:
+    """Write the module `data` (bytecode or a portable artifact) to `output` as text."""
+    context = _io.make_context()
+    with reading():
+        loaded = _io.load(data, context)
+    _io.write(loaded, output, _io.Format.TEXT)
 
 
 def _main_inputs(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:

@@ -233,6 +233,31 @@ def test_the_api_raises_fold_error_on_bytecode_that_crashes_mlirs_reader(name):
     assert ("SIGABRT" in line) == ("report_fatal_error" in UPSTREAM[name]), line
 
 
+def test_verify_says_not_verified_on_bytecode_that_crashes_mlirs_reader():
+    # stablehlo_bnfold.verify reads bytecode in a child too; every kept crash in one Python.
+    run = subprocess.run(
+        [
+            sys.executable, "-c",
+            "import sys, stablehlo_bnfold\n"
+            "for path in sys.argv[1:]:\n"
+            "    data = open(path, 'rb').read()\n"
+            "    print(stablehlo_bnfold.verify(data, data))\n",
+            *[str(CRASHES / name) for name in sorted(UPSTREAM)],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr[-2000:]
+    lines = run.stdout.splitlines()
+    assert len(lines) == len(UPSTREAM), run.stdout
+    for line in lines:
+        assert re.fullmatch(
+            r"not verified: <input>: invalid input: the MLIR reader crashed on it \((SIGSEGV|SIGABRT, LLVM ERROR: .+)\)",
+            line,
+        ), line
+
+
 def test_the_api_raises_fold_error_on_a_reader_crash_when_the_caller_ignores_sigchld():
     # Then the kernel reaps the child itself, and its signal cannot be learnt.
     run = _fold_in_a_python(
