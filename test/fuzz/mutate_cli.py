@@ -9,7 +9,12 @@ line (`... the MLIR reader crashed on it (SIGSEGV)`), since the command reads in
 process. Inputs that break the contract are kept in --keep. Slow (a process per input):
 run by hand, results in docs/reliability.md.
 
+With --via api, each input goes to `stablehlo_bnfold.fold_batch_norm(bytes)` in this one
+process instead (which reads it in a forked child): the contract is a result or a
+one-line FoldError, and this process surviving every input.
+
   python3 test/fuzz/mutate_cli.py --seed 7 --count 80
+  python3 test/fuzz/mutate_cli.py --seed 1 --count 600 --via api
 """
 
 from __future__ import annotations
@@ -39,13 +44,37 @@ def _seeds() -> dict[str, bytes]:
     return {"m.mlirbc": buffer.getvalue(), "m.stablehlo": artifact}
 
 
+def _through_the_api(data: bytes) -> str:
+    """What `fold_batch_norm(data)` did, as an outcome of the table."""
+    import stablehlo_bnfold
+
+    try:
+        stablehlo_bnfold.fold_batch_norm(data)
+    except stablehlo_bnfold.FoldError as error:
+        message = str(error)
+        if "\n" in message:
+            return "broken (a message of more than one line)"
+        if "crashed" in message or "did not finish" in message:
+            return "reader crash or loop, one line"
+        return "one-line error"
+    except Exception as error:  # anything but a FoldError breaks the contract
+        return f"broken ({type(error).__name__})"
+    return "folded"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=40, help="inputs, half of each format")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per input")
     parser.add_argument("--keep", default="mutants", help="where inputs that break the contract go")
+    parser.add_argument("--via", choices=("cli", "api"), default="cli",
+                        help="fold through the command (a process per input) or the API")
     args = parser.parse_args()
+    if args.via == "api":
+        import stablehlo_bnfold.isolation
+
+        stablehlo_bnfold.isolation.READ_SECONDS = args.timeout
     rng = random.Random(args.seed)
     seeds = list(_seeds().items())
     outcomes: collections.Counter[str] = collections.Counter()
@@ -56,6 +85,12 @@ def main() -> int:
             data = bytearray(seed)
             for _ in range(rng.randint(1, 3)):
                 data[rng.randrange(len(data))] = rng.randrange(256)
+            if args.via == "api":
+                outcome = _through_the_api(bytes(data))
+                outcomes[outcome] += 1
+                if outcome.startswith("broken"):
+                    broken.append((index, name, data))
+                continue
             pathlib.Path(work, name).write_bytes(data)
             command = [sys.executable, "-m", "stablehlo_bnfold.cli", name,
                        "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "out"]
