@@ -15,6 +15,8 @@ rounds (floor, pass, e2e, torch.fx, torch, floor, pass, ...; one untimed round f
   torch.fx  torch.fx.experimental.optimization.fuse(net) (trace, copy, fold)
   torch     torch.nn.utils.fusion.fuse_conv_bn_eval on every conv/bn pair
 
+torch runs on one thread (torch.set_num_threads(1)), as our pass does.
+
 Interleaving puts the machine's drift on every case alike: on a shared machine the ratios
 (pass / torch.fx, e2e / floor) hold better than the times. With --onnx the ONNX peers
 (onnxruntime, onnxscript, onnxsim, onnxslim; peers.py) run once per network after that,
@@ -133,7 +135,9 @@ def _torch_cases(spec, weights) -> tuple[dict[str, Case], object]:
         from peers import torch_fuse_pairs, torch_pairs
     except ImportError:
         return {}, None
-    torch.set_num_threads(os.cpu_count() or 1)
+    # One thread, like our pass: with two, on a shared 2-core machine, torch's OpenMP
+    # threads waited for a core and its times moved 10x to 40x from round to round.
+    torch.set_num_threads(1)
     net = models.torch_module(spec, weights)
     pairs = torch_pairs(net)
     return {"torch.fx": Case(lambda _: fuse(net)),

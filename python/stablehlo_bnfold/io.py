@@ -98,7 +98,8 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise FoldError(_not_mlir(source)) from None
-    if not data or (isinstance(data, str) and not data.strip()):
+    # isspace stops at the first other character; strip() would copy the whole text.
+    if not data or (isinstance(data, str) and data.isspace()):
         raise FoldError(f"{source}: input is empty")
     fmt, version = sniff(data[:4096]) if isinstance(data, bytes) else (Format.TEXT, None)
     if fmt is Format.PORTABLE:
@@ -401,7 +402,10 @@ def _resource_blobs(text) -> dict[str, tuple[object, int, int]] | None:
     section is most of a torch-mlir file (two hex digits per byte)."""
     marks = ('{-#', '"0x', '"', ':') if isinstance(text, str) else (b"{-#", b'"0x', b'"', b":")
     opening, value, quote, colon = marks
-    start = text.rfind(opening)
+    # The section follows the (small) body: a forward search finds it sooner than rfind
+    # through the hex. An earlier "{-#" (in a string) only adds names, which the caller's
+    # check against the module's own names turns away.
+    start = text.find(opening)
     if start < 0:
         return None
     blobs = {}
@@ -424,8 +428,11 @@ def _resource_blobs(text) -> dict[str, tuple[object, int, int]] | None:
 
 
 def _unhex(where: tuple[object, int, int]) -> bytes:
+    """The bytes of a blob's hex digits; bytes and mmaps are read in place."""
     text, start, end = where
-    return binascii.a2b_hex(text[start:end])
+    if isinstance(text, str):
+        return binascii.a2b_hex(text[start:end])
+    return binascii.a2b_hex(memoryview(text)[start:end])
 
 
 def dump(loaded: Loaded, fmt: Format | None = None, *, consume: bool = False) -> str | bytes:

@@ -146,8 +146,12 @@ class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[Fold] = field(default_factory=list)
-    skips: dict[tuple[int, str], Skip] = field(default_factory=dict)
+    folds: list[tuple[ir.Location, str, str, str]] = field(default_factory=list)
+    """(location, pattern, op, producer) of each fold; made into `Fold`s by `finish`."""
+    skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
+    """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
+    described once, in `finish`: the driver retries ops, and printing a location costs
+    more than the rest of a skip."""
     errors: list[str] = field(default_factory=list)
     built: set[int] = field(default_factory=set)
     """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
@@ -166,12 +170,12 @@ class Recorder:
     def keep(self, op: ir.OpView, pattern: str, reason: str) -> None:
         """Record why `op` stays, also when a fold built it to keep what it could not fold."""
         key = (hash(op.operation), pattern)
-        self.skips[key] = Skip(self._where(op), pattern, op.operation.name, reason)
+        self.skips[key] = (op.location, pattern, op.operation.name, reason)
 
     def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
         self.skips.pop((hash(op.operation), pattern), None)
         if hash(op.operation) not in self.built:
-            self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
+            self.folds.append((op.location, pattern, op.operation.name, producer))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):
@@ -195,5 +199,11 @@ class Recorder:
 
         if self.skips:
             module.operation.walk(visit)
-        skips = tuple(s for (key, _), s in self.skips.items() if key in alive)
-        return FoldReport(tuple(self.folds), skips)
+        def where(location: ir.Location) -> str:
+            return describe_location(location, self.source)
+
+        folds = tuple(Fold(where(loc), *rest) for loc, *rest in self.folds)
+        skips = tuple(
+            Skip(where(loc), *rest) for (key, _), (loc, *rest) in self.skips.items() if key in alive
+        )
+        return FoldReport(folds, skips)
