@@ -396,28 +396,34 @@ _CONSTANTS = ("stablehlo.constant", "arith.constant")
 
 
 def _resource_blobs(text) -> dict[str, tuple[object, int, int]] | None:
-    """Where each blob of the resource section at the end of `text` (str, bytes or an
-    mmap) lies: name -> (text, start, end) of its hex digits after "0x"; None when
-    `text` has no resource section. Scanned with `find`, not a regular expression: the
-    section is most of a torch-mlir file (two hex digits per byte)."""
-    marks = ('{-#', '"0x', '"', ':') if isinstance(text, str) else (b"{-#", b'"0x', b'"', b":")
-    opening, value, quote, colon = marks
+    """Where each blob of the builtin dialect's resources at the end of `text` (str,
+    bytes or an mmap) lies: name -> (text, start, end) of its hex digits after "0x"; None
+    when `text` has no such section. Other dialects' resources (which may reuse a name)
+    are not read. Scanned with `find`, not a regular expression: the section is most of
+    a torch-mlir file (two hex digits per byte)."""
+    is_str = isinstance(text, str)
+    opening, value, quote, colon, close = (
+        ("{-#", '"0x', '"', ":", "}") if is_str else (b"{-#", b'"0x', b'"', b":", b"}")
+    )
     # The section follows the (small) body: a forward search finds it sooner than rfind
     # through the hex. An earlier "{-#" (in a string) only adds names, which the caller's
     # check against the module's own names turns away.
     start = text.find(opening)
     if start < 0:
         return None
+    builtin = (_BUILTIN if is_str else _BUILTIN_BYTES).search(text, start)
+    if builtin is None:
+        return None
+    pos, stop = builtin.end(), text.find(close, builtin.end())
+    stop = len(text) if stop < 0 else stop
     blobs = {}
-    pos = start
-    while (begin := text.find(value, pos)) >= 0:
-        end = text.find(quote, begin + 3)
+    while 0 <= (begin := text.find(value, pos, stop)):
+        end = text.find(quote, begin + 3, stop)
         if end < 0:
             break
         head = text[pos:begin]
         key = head[: head.rindex(colon)] if colon in head else head
-        key = key if isinstance(key, str) else key.decode("utf-8", "replace")
-        key = key.strip()
+        key = (key if is_str else key.decode("utf-8", "replace")).strip()
         if key.endswith('"'):
             key = key[key.rindex('"', 0, len(key) - 1) + 1 : -1]
         else:
@@ -425,6 +431,10 @@ def _resource_blobs(text) -> dict[str, tuple[object, int, int]] | None:
         blobs[key] = (text, begin + 3, end)
         pos = end + 1
     return blobs
+
+
+_BUILTIN = re.compile(r"\bbuiltin\s*:\s*\{")
+_BUILTIN_BYTES = re.compile(rb"\bbuiltin\s*:\s*\{")
 
 
 def _unhex(where: tuple[object, int, int]) -> bytes:
