@@ -12,6 +12,9 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["testdata", "python", "lit.cfg.py"]
 config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+# A checkout other than the installed one (a worktree) is tested by setting PYTHONPATH.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 
 _opt = shutil.which("stablehlo-bnfold-opt", path=config.environment["PATH"])
 if _opt is None:

@@ -38,10 +38,13 @@ from .base import FoldRewriter, Outcome
 __all__ = [
     "AFFINE_OPS",
     "NARROW_WEIGHTS",
+    "AffineChain",
     "LinearChain",
     "PerChannel",
     "Weights",
+    "affine_chain",
     "affine_step",
+    "computed_by_linear_op",
     "chain_bias",
     "combine",
     "fold_affine",
@@ -195,8 +198,34 @@ def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
     attr = constant_attr(value)
     if attr is None and not in_graph:
         return "weights are not a constant"
+    if attr is None and computed_by_linear_op(value):
+        # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
+        # multiply on k, another activation: nothing is removed.
+        return WEIGHTS_ARE_ACTIVATIONS
     values = None if attr is None else read_dense(attr)
     return Weights(layout, value, values, tensor_type, dtype)
+
+
+WEIGHTS_ARE_ACTIVATIONS = "weights are computed by a linear op: the op would only move onto them"
+"""Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
+
+
+def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
+    """Whether `value` is computed from the result of a convolution or dot_general (an
+    activation, not a parameter); also True when `budget` producers are visited without
+    reaching only constants and function arguments (the answer that never moves an op
+    onto an activation). Parameters passed as arguments reach a linear op through a few
+    converts, reshapes or transposes, so the walk is short."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView) or hash(owner.operation) in seen:
+            continue  # a block argument, or visited
+        if isinstance(owner, LINEAR_OPS) or len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return False
 
 
 _OPS = {
@@ -383,3 +412,120 @@ def affine_step(
     if isinstance(op, stablehlo.DivOp):
         return 1.0 / c, zeros
     return ones, (c if isinstance(op, stablehlo.AddOp) else -c)
+
+
+_CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
+
+_IN_GRAPH_UFUNC = {
+    stablehlo.AddOp: np.add,
+    stablehlo.SubtractOp: np.subtract,
+    stablehlo.MulOp: np.multiply,
+    stablehlo.DivOp: np.divide,
+}
+
+
+@dataclass(frozen=True)
+class AffineStep:
+    """`op(down) = down * s + t` per feature: (s, t) as float64 for constants, else
+    `ufunc` and the op's per-channel operand `c` (a `Narrow`), applied in the graph."""
+
+    op: ir.OpView
+    down: ir.Value
+    s: np.ndarray | None
+    t: np.ndarray | None
+    ufunc: np.ufunc | None = None
+    c: Narrow | None = None
+
+
+@dataclass(frozen=True)
+class AffineChain:
+    """`value = x * scale + shift` per feature, computed by `steps` (outermost first),
+    each op's result read only by the next. `stopped` says why the walk ended at `x`
+    when the op there is per-channel but cannot be folded."""
+
+    steps: tuple[AffineStep, ...]
+    x: ir.Value
+    stopped: str | None
+    channels: int
+
+    @property
+    def top(self) -> ir.OpView:
+        return self.steps[0].op
+
+    @property
+    def constant(self) -> bool:
+        """Whether every per-channel value is a constant (the exact float64 path)."""
+        return all(step.c is None for step in self.steps)
+
+    def activation_ops(self) -> int:
+        """The activation-sized ops the chain runs: a batch norm is a multiply and an add."""
+        return sum(2 if isinstance(s.op, stablehlo.BatchNormInferenceOp) else 1 for s in self.steps)
+
+    def affine(self, rw: FoldRewriter | None = None, like: ir.Value | None = None):
+        """(scale, shift), from the innermost op out: float64 vectors for constants, else
+        [C] values built by `rw` in the element type of `like`."""
+        scale, shift = np.ones(self.channels), np.zeros(self.channels)
+        for step in reversed(self.steps):
+            if step.c is None:  # (v * s_in + t_in) * s + t
+                scale = combine(rw, np.multiply, scale, step.s, like)
+                shift = combine(rw, np.add, combine(rw, np.multiply, shift, step.s, like), step.t, like)
+            elif step.ufunc in (np.multiply, np.divide):
+                scale = combine(rw, step.ufunc, scale, step.c, like)
+                shift = combine(rw, step.ufunc, shift, step.c, like)
+            else:
+                shift = combine(rw, step.ufunc, shift, step.c, like)
+        return scale, shift
+
+
+def affine_chain(
+    value: ir.Value, feature: int, channels: int, in_graph: bool = False
+) -> AffineChain | str | None:
+    """The per-feature affine ops that compute `value` along `feature`, from its op down
+    while each op's result is read only by the next: batch norms with constant statistics,
+    and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
+    continuing through its left operand only) or, with `in_graph`, by a per-channel value
+    broadcast from a narrow one (a parameter passed as an argument).
+
+    None when `value`'s op is not one; the reason when it is one that cannot be folded.
+    The same walk serves the input side (the chain before a linear op) and mixed
+    precision (the chain over a widening convert).
+    """
+    steps: list[AffineStep] = []
+    stopped = None
+    while not steps or single_user(value):
+        step = _affine_op(value.owner, feature, channels, in_graph)
+        if isinstance(step, str):
+            stopped = step
+        if not isinstance(step, AffineStep):
+            break
+        steps.append(step)
+        value = step.down
+    if not steps:
+        return stopped
+    return AffineChain(tuple(steps), value, stopped, channels)
+
+
+def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | str | None:
+    if not isinstance(op, _CHAIN_OPS):
+        return None
+    if isinstance(op, stablehlo.BatchNormInferenceOp):
+        step = affine_step(op, feature, channels, None)
+        return step if step is None or isinstance(step, str) else AffineStep(op, op.operand, *step)
+    sides = ((op.lhs, op.rhs),)
+    if isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
+        sides += ((op.rhs, op.lhs),)
+    for down, constant in sides:
+        step = affine_step(op, feature, channels, constant)
+        if isinstance(step, str):
+            return step
+        if step is not None:
+            return AffineStep(op, down, *step)
+    if not in_graph:
+        return None
+    for down, other in sides:
+        # Only a value broadcast from a narrow one: an activation of shape [1, C] is
+        # narrow itself, and is the side the chain continues through.
+        narrow = per_channel_source(other, feature, channels)
+        if narrow is not None and narrow.value != other:
+            return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
+    return None
