@@ -130,7 +130,7 @@ class FoldRewriter:
 
     def was_built(self, op: ir.OpView) -> bool:
         """Whether a fold of this pass built `op`."""
-        return hash(op.operation) in self._recorder.built
+        return self._recorder.was_built(op)
 
     def build(self, op_class: type, *args, **kwargs) -> ir.Value:
         """The result of any op built by its Python builder (`op_class(*args, **kwargs)`),

@@ -200,7 +200,7 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     if attr is None and computed_by_linear_op(weights):
         return WEIGHTS_ARE_ACTIVATIONS
     if attr is None and layout.groups != 1:
-        return "weights of a grouped convolution are not a constant"
+        return _GROUPED_NOT_CONSTANT
     stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
         return "weights are not finite"
@@ -216,13 +216,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     activation = linear.operands[layout.activation]
     consumers = _consumers(activation, layout.feature, rw.in_graph)
     if isinstance(consumers, str):
-        if consumers in ("weights are not a constant", WEIGHTS_ARE_ACTIVATIONS) and not any(
-            isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
-        ):
-            # Most adds and multiplies before a linear op whose weights are not parameters
-            # (attention's q * scale before q @ k^T) are no batch norm: not candidates.
-            return rw.not_candidate(top, consumers)
-        return rw.skip(top, consumers)
+        return _refuse(rw, affine, consumers)
     x = affine.x
     exact = affine.constant and all(c.stored is not None for c in consumers)
     with rw.building_before(top):
@@ -251,7 +245,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
         if unit_scale:
             return rw.not_candidate(top, "a shift alone cannot pass the zeros of padding or lhs dilation")
         if not exact:
-            return rw.skip(top, "the shift stays in front and the weights or scale are not constants")
+            return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
             return rw.skip(top, "convolution pads or dilates its input and a scale is zero")
         activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
@@ -283,6 +277,22 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     if move_shift:
         rw.note(kept, kept_reason)
     return outcome
+
+
+_SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
+_GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
+_NOT_CONSTANT = ("weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
+
+
+def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
+    """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
+    linear op's weights are not constants is no candidate (attention's q * scale before
+    q @ k^T, a bias add before a layer with weights as arguments that cannot take it)."""
+    if reason in _NOT_CONSTANT and not any(
+        isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
+    ):
+        return rw.not_candidate(affine.top, reason)
+    return rw.skip(affine.top, reason)
 
 
 def _size(value: ir.Value) -> int:
