@@ -1,4 +1,6 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
 
 // Flax linen / NNX: (y - mean) * (rsqrt(var + eps) * scale) + bias, per-channel values
 // through reshape C -> 1x1x1xC and broadcast_in_dim, eps a scalar broadcast with dims = [].
@@ -394,4 +396,23 @@ func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2x
   %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x2xf32>) -> tensor<4x2xf32>
   %y = stablehlo.multiply %d, %sb : tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// Attention's scores / sqrt(d) with weights as arguments: the "weights" of q @ k^T are k,
+// itself computed by a dot_general. k * (1 / sqrt(d)) would remove the divide on the
+// [4, 4] scores and add a multiply on the [4, 8] k: nothing removed, more elements.
+// CHECK-LABEL: func.func @no_fold_divisor_into_activation_weights
+// CHECK:         %[[S:.+]] = stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [1]
+// CHECK:         stablehlo.divide %[[S]]
+// CHECK-NOT:     stablehlo.multiply
+func.func @no_fold_divisor_into_activation_weights(%x: tensor<4x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %s = stablehlo.dot_general %q, %k, contracting_dims = [1] x [1] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %c = stablehlo.constant dense<2.82842708> : tensor<4x4xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: weights are computed by a linear op: the op would only move onto them [fold_divisor_into_linear]
+  %y = stablehlo.divide %s, %c : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
 }
