@@ -42,6 +42,7 @@ from ..channels import InputLayout, input_layouts
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     AFFINE_OPS,
+    combine,
     NARROW_WEIGHTS,
     WEIGHTS_ARE_ACTIVATIONS,
     AffineChain,
@@ -138,19 +139,23 @@ class _Consumer:
     def every_tap(self) -> bool:
         return _reads_every_tap(self.linear)
 
-    def merges_bias(self) -> bool:
-        """Whether a bias added to the result merges into the add of the linear op's own
-        per-feature bias (`fold_shift_into_bias`): it costs no activation-sized op."""
+    def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
+        """The add of the linear op's own per-feature bias, when it is the op's only user
+        and the folded bias has one dimension, and that bias (a finite constant or, with
+        `in_graph`, a narrow value): the folded bias merges into it at no op's cost."""
         users = list(self.linear.result.uses)
         if len(users) != 1 or len(self.layout.result_dims) != 1:
-            return False
+            return None
         add = users[0].owner
-        if not isinstance(add, stablehlo.AddOp):
-            return False
+        if not isinstance(add, stablehlo.AddOp) or add.lhs == add.rhs:
+            return None
         other = add.rhs if add.lhs == self.linear.result else add.lhs
         dim = self.layout.result_dims[0]
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
-        return per_channel(other, dim, size, True) is not None
+        bias = per_channel(other, dim, size, in_graph)
+        if bias is None or (isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias))):
+            return None
+        return add, bias
 
 
 def _consumers(activation: ir.Value, feature: int, in_graph: bool) -> list[_Consumer] | str:
@@ -230,7 +235,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     # input), or it stays in front as one add x + t / s that every consumer reads.
     move_shift = not no_shift and not all(c.every_tap for c in consumers)
     if not move_shift and not no_shift:
-        added = [c for c in consumers if not c.merges_bias()]
+        added = [c for c in consumers if c.own_bias(rw.in_graph) is None]
         larger = any(_size(c.linear.result) > x_size for c in added)
         if len(added) >= removed or larger:
             if unit_scale or removed < 2:
@@ -307,32 +312,51 @@ def _builder(
     `scale` plus, unless the shift is `moved` in front, its bias L(shift, K); or why not."""
     linear, layout, stored = consumer.linear, consumer.layout, consumer.stored
     weights_type = ir.RankedTensorType(consumer.weights.type)
-    bias = None
+    own = None if moved else consumer.own_bias(rw.in_graph)
+    bias = None  # float64 before rounding (exact path)
     if exact:
         if not moved and np.any(shift):
             laid = _along_input(layout, shift, stored.shape)
-            bias = round_to(consumer.result_dtype, _contract(stored, laid, layout))
-            if bias is None:
+            bias = _contract(stored, laid, layout)
+            total = bias + own[1] if own is not None and isinstance(own[1], np.ndarray) else bias
+            if round_to(consumer.result_dtype, total) is None:
                 return "folded bias overflows its element type"
         scaled = _scaled(stored, layout, scale, consumer.dtype)
         if scaled is None:
             return "folded weights overflow their element type"
         if moved and _magnified(scaled, stored, layout, scale, shift):
             return "folded weights underflow their element type"
+    no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
 
     def build(x: ir.Value) -> ir.Value:
+        """The new linear op; its bias added after it, or merged into its own bias add
+        (which is replaced here)."""
         if exact:
             new_weights = rw.constant(scaled, weights_type, consumer.weights.owner.location)
         else:
             new_weights = _scaled_in_graph(rw, consumer, scale)
         result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
-        if exact and bias is not None and np.any(bias):
-            bias_type = ir.RankedTensorType.get(list(bias.shape), ir.RankedTensorType(result.type).element_type)
-            constant = rw.constant(bias, bias_type, top.location)
-            result = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(constant, result, list(layout.result_dims)))
-        elif not exact and not moved and not (isinstance(shift, np.ndarray) and not np.any(shift)):
-            summed = _contract_in_graph(rw, consumer, shift)
-            result = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(summed, result, list(layout.result_dims)))
+        if no_shift:
+            return result
+        element = ir.RankedTensorType(result.type).element_type
+        folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+        if own is not None:
+            folded = combine(rw, np.add, folded, own[1], own[0].result)
+        if isinstance(folded, np.ndarray):
+            if not np.any(folded):
+                vector = None
+            else:
+                rounded = round_to(consumer.result_dtype, folded)
+                vector = rw.constant(rounded, ir.RankedTensorType.get(list(rounded.shape), element), top.location)
+        else:
+            size = ir.RankedTensorType(result.type).shape[layout.result_dims[0]] if own is not None else None
+            vector = folded if own is None else rw.vector(folded, size, element)
+        added = result
+        if vector is not None:
+            added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(layout.result_dims)))
+        if own is None:
+            return added
+        rw.replace_inside(own[0], added)
         return result
 
     return build
