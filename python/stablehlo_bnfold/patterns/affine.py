@@ -37,7 +37,9 @@ from .base import FoldRewriter, Outcome
 
 __all__ = [
     "AFFINE_OPS",
+    "CHAIN_OPS",
     "NARROW_WEIGHTS",
+    "WEIGHTS_ARE_ACTIVATIONS",
     "AffineChain",
     "LinearChain",
     "PerChannel",
@@ -414,7 +416,8 @@ def affine_step(
     return ones, (c if isinstance(op, stablehlo.AddOp) else -c)
 
 
-_CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
+CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
+"""The ops `affine_chain` walks through."""
 
 _IN_GRAPH_UFUNC = {
     stablehlo.AddOp: np.add,
@@ -506,7 +509,7 @@ def affine_chain(
 
 
 def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | str | None:
-    if not isinstance(op, _CHAIN_OPS):
+    if not isinstance(op, CHAIN_OPS):
         return None
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         step = affine_step(op, feature, channels, None)

@@ -23,10 +23,28 @@ report says why at the add that keeps it. A shift alone before such a convolutio
 nothing to fold and is not a candidate.
 
 The affine map is any chain of `batch_norm_inference` (constant statistics) and
-per-feature add, subtract, multiply and divide by constants, each read only by the next
-(Flax's `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before
-a classifier). Everything is computed in float64 from the stored values and rounded once.
-The weights must be constants.
+per-feature add, subtract, multiply and divide, each read only by the next (Flax's
+`(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
+classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
+`affine.affine_chain`. Its result may be read by several linear ops (Q, K and V
+projections; LLaMA's gate and up projections; two 1x1 convolution branches): when every
+user reads it along the feature under the conditions of one fold, it folds into each,
+each with its own weights and bias; else the report names the user that blocks it.
+
+Constants are computed in float64 from the stored values and rounded once. With
+`fold-weight-arguments`, per-feature values and weights that are function arguments fold
+in the graph, in the element type, as the output side does: the weights become
+`W * broadcast_in_dim(s)` (weight-sized) and L(t, W) a `dot_general` of t with W (C-sized
+values only). Weights that are themselves computed by a linear op (attention's k) are an
+activation: scaling them would only move the op, and is not done.
+
+Every rewrite removes at least one activation-sized op and never moves one onto a larger
+tensor. The chain's ops (a batch norm counts as a multiply and an add) are removed; each
+consumer needs a bias add after it, unless the shift is zero or the bias merges into the
+consumer's own bias add. When those adds are as many as the chain's ops, or one would be
+on a result larger than the input, only the scale folds and the shift stays in front as
+one add x + t / s that every consumer reads (as before a padded convolution); when that
+cannot be done either, nothing is, and the report says why.
 """
 
 from __future__ import annotations
@@ -41,13 +59,13 @@ from jaxlib.mlir.dialects import stablehlo
 from ..channels import InputLayout, input_layouts
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
-    AFFINE_OPS,
-    combine,
+    CHAIN_OPS,
     NARROW_WEIGHTS,
     WEIGHTS_ARE_ACTIVATIONS,
     AffineChain,
     PerChannel,
     affine_chain,
+    combine,
     computed_by_linear_op,
     per_channel,
 )
@@ -67,17 +85,22 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     s and t are per feature along the input's feature dimension; K is scaled along its
     input-feature dimension (group by group for a grouped convolution), and sum(K * t) has
     one value per output feature. When the convolution pads its input or dilates it (lhs
-    dilation), only the scale folds: conv(x + t / s, K * s).
+    dilation), or bias adds after the consumers would remove no op, only the scale folds:
+    conv(x + t / s, K * s). Every linear op reading x * s + t is rewritten alike.
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
     with constant, finite statistics and variance + epsilon > 0, or add, subtract,
-    multiply, divide by finite per-feature constants, no divisor zero; a value with other
-    users ends the chain); the chain's result is read only by the convolution; shapes are
-    static; the kernel is a finite constant of a supported float type at least as wide as
-    the activation and result; with padding or lhs dilation, s is not all ones (a shift
-    alone is not a candidate) and has no zero; the bias (or t / s) and K * s are finite in
-    their element types; with padding or lhs dilation, rounding K * s, magnified by t / s,
-    errs by at most eps of sum |K * t| per output feature.
+    multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
+    arguments with `fold-weight-arguments`; a value with other users ends the chain);
+    every user of the chain's result is a linear op reading it along the feature; for
+    each: shapes are static; the weights are a finite constant (or, in the graph, not
+    computed by a linear op, and not grouped) of a supported float type at least as wide
+    as the activation and result; the bias adds the fold needs (none where the shift is
+    zero or merges into the consumer's own bias add) are fewer than the chain's ops and
+    none is on a result larger than the input, else s is not all ones, has no zero and
+    everything is a constant (the shift stays as x + t / s); the bias (or t / s) and
+    K * s are finite in their element types; with x + t / s, rounding K * s, magnified by
+    t / s, errs by at most eps of sum |K * t| per output feature.
     """
     return _fold_input_affine(conv, rw)
 
@@ -88,23 +111,19 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     s and t are per feature along a contracting dimension of either operand; W, the other
     operand, is scaled along the matching contracting dimension, and W . t (t contracted
     with W over every contracting dimension) varies along W's batch and free dimensions.
+    Every linear op reading x * s + t is rewritten alike.
 
-    Holds when, in this order: the operand is a chain of per-feature affine ops (as for
-    `fold_input_affine_into_conv`) read only by the next; the chain's result is read only
-    by the dot_general; shapes are static; W is a finite constant of a supported float
-    type at least as wide as the activation and result; W . t and W * s are finite in their
-    element types.
+    Holds when, in this order: the conditions of `fold_input_affine_into_conv`, with W
+    the weights; the shift never needs to stay in front (every element is read), except
+    where bias adds after the consumers would remove no op or sit on a larger result.
     """
     return _fold_input_affine(dot, rw)
-
-
-_CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
 
 
 def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(v.owner, _CHAIN_OPS) for v in linear.operands):
+    if not any(isinstance(v.owner, CHAIN_OPS) for v in linear.operands):
         return rw.not_candidate(linear, "input is not a per-feature affine map")
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
