@@ -250,21 +250,23 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     x_size = _size(activation)
     removed = affine.activation_ops()
 
-    # Either the shift becomes a bias after each consumer (every window tap reads the
-    # input), or it stays in front as one add x + t / s that every consumer reads.
-    move_shift = not no_shift and not all(c.every_tap for c in consumers)
-    if not move_shift and not no_shift:
+    # Either the shift becomes a bias after each consumer, or it stays in front as one add
+    # x + t / s that every consumer reads: where a window tap reads padding, or where the
+    # bias adds would remove no op or sit on a result larger than the input.
+    kept_reason = None
+    if not no_shift and not all(c.every_tap for c in consumers):
+        kept_reason = _SHIFT_KEPT
+    elif not no_shift:
         added = [c for c in consumers if c.own_bias(rw.in_graph) is None]
         larger = any(_size(c.linear.result) > x_size for c in added)
         if len(added) >= removed or larger:
-            if unit_scale or removed < 2:
-                return rw.skip(top, COST_LARGER if larger else COST_NOTHING_REMOVED)
-            move_shift = True  # the scale still folds, the shift stays as one add
             kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
-        else:
-            kept_reason = None
-    else:
-        kept_reason = _SHIFT_KEPT
+            if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
+                # No scale to fold, or x + t / s would remove nothing (one op for one),
+                # or could not be built (t / s with a zero s), or its weights could not
+                # be checked in the graph (see `_magnified`).
+                return rw.skip(top, kept_reason)
+    move_shift = kept_reason is not None
     if move_shift:
         if unit_scale:
             return rw.not_candidate(top, "a shift alone cannot pass the zeros of padding or lhs dilation")
