@@ -165,14 +165,16 @@ def _broadcast_keeps_shape(operands: list[ir.Value], of: ir.Value) -> bool:
 
 
 def _constant_extents(value: ir.Value) -> list[int] | None:
-    """A shape known at compile time: `shape.const_shape`, an integer constant, or the
-    shape of a value of static shape."""
+    """A shape known at compile time: `shape.const_shape`, an integer constant (a scalar
+    is one extent), or the shape of a value of static shape."""
     owner = value.owner
     if not isinstance(owner, ir.OpView):
         return None
     operation = owner.operation
     if operation.name in ("shape.const_shape", "arith.constant", "stablehlo.constant"):
         attr = operation.attributes["shape" if operation.name == "shape.const_shape" else "value"]
+        if isinstance(attr, ir.IntegerAttr):  # a scalar extent (tensor.from_elements)
+            return [attr.value]
         if not isinstance(attr, ir.DenseIntElementsAttr):
             return None
         return [int(v) for v in ir.DenseIntElementsAttr(attr)]

@@ -141,3 +141,76 @@ func.func @no_fold_shape_read_for_an_op_that_stays(%arg0: tensor<?x3x4x4xf32>) -
   %out = stablehlo.multiply %y0, %g0 : tensor<?x2x4x4xf32>
   return %out, %g0 : tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>
 }
+
+// -----
+
+// The shape through shape.to_extent_tensor and arith.index_cast to i64.
+// CHECK-LABEL: func.func @fold_shape_through_extent_tensor_and_index_cast
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     shape.
+// CHECK:         return %[[C]]
+func.func @fold_shape_through_extent_tensor_and_index_cast(%arg0: tensor<?x3x4x4xf32>) -> tensor<?x2x4x4xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<2x3x1x1xf32>
+  %gamma = stablehlo.constant dense<[[[0.9]], [[1.1]]]> : tensor<2x1x1xf32>
+  %y = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<?x2x4x4xf32>
+  %s0 = shape.shape_of %y : tensor<?x2x4x4xf32> -> tensor<4xindex>
+  %e0 = shape.to_extent_tensor %s0 : tensor<4xindex> -> tensor<4xindex>
+  %i0 = arith.index_cast %e0 : tensor<4xindex> to tensor<4xi64>
+  %y0 = stablehlo.dynamic_broadcast_in_dim %y, %i0, dims = [0, 1, 2, 3] : (tensor<?x2x4x4xf32>, tensor<4xi64>) -> tensor<?x2x4x4xf32>
+  %g0 = stablehlo.dynamic_broadcast_in_dim %gamma, %i0, dims = [1, 2, 3] : (tensor<2x1x1xf32>, tensor<4xi64>) -> tensor<?x2x4x4xf32>
+  %out = stablehlo.multiply %y0, %g0 : tensor<?x2x4x4xf32>
+  return %out : tensor<?x2x4x4xf32>
+}
+
+// -----
+
+// torch-mlir's own dimension sizes: tensor.dim of each dimension, index_cast to i64,
+// joined by tensor.from_elements, with a constant for a static one.
+// CHECK-LABEL: func.func @fold_shape_from_tensor_dims
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     tensor.dim
+// CHECK:         return %[[C]]
+func.func @fold_shape_from_tensor_dims(%arg0: tensor<?x3x4x4xf32>) -> tensor<?x2x4x4xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<2x3x1x1xf32>
+  %gamma = stablehlo.constant dense<[[[0.9]], [[1.1]]]> : tensor<2x1x1xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %four = arith.constant 4 : i64
+  %y = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<?x2x4x4xf32>
+  %d0 = tensor.dim %y, %c0 : tensor<?x2x4x4xf32>
+  %d1 = tensor.dim %y, %c1 : tensor<?x2x4x4xf32>
+  %d2 = tensor.dim %y, %c2 : tensor<?x2x4x4xf32>
+  %n0 = arith.index_cast %d0 : index to i64
+  %n1 = arith.index_cast %d1 : index to i64
+  %n2 = arith.index_cast %d2 : index to i64
+  %s = tensor.from_elements %n0, %n1, %n2, %four : tensor<4xi64>
+  %y0 = stablehlo.dynamic_broadcast_in_dim %y, %s, dims = [0, 1, 2, 3] : (tensor<?x2x4x4xf32>, tensor<4xi64>) -> tensor<?x2x4x4xf32>
+  %g0 = stablehlo.dynamic_broadcast_in_dim %gamma, %s, dims = [1, 2, 3] : (tensor<2x1x1xf32>, tensor<4xi64>) -> tensor<?x2x4x4xf32>
+  %out = stablehlo.multiply %y0, %g0 : tensor<?x2x4x4xf32>
+  return %out : tensor<?x2x4x4xf32>
+}
+
+// -----
+
+// The dimension sizes are read in the wrong order (1 before 0): not the operand's shape.
+// CHECK-LABEL: func.func @no_fold_dimension_sizes_out_of_order
+// CHECK:         stablehlo.dynamic_broadcast_in_dim %{{.+}}, %{{.+}}, dims = [0, 1, 2, 3]
+// CHECK:         stablehlo.multiply
+func.func @no_fold_dimension_sizes_out_of_order(%arg0: tensor<?x3x4x4xf32>) -> tensor<?x2x4x4xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<2x3x1x1xf32>
+  %gamma = stablehlo.constant dense<[[[0.9]], [[1.1]]]> : tensor<2x1x1xf32>
+  %c4 = stablehlo.constant dense<4> : tensor<1xi32>
+  %y = stablehlo.convolution(%arg0, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<?x2x4x4xf32>
+  %n = stablehlo.get_dimension_size %y, dim = 0 : (tensor<?x2x4x4xf32>) -> tensor<i32>
+  %n0 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %m = stablehlo.get_dimension_size %y, dim = 1 : (tensor<?x2x4x4xf32>) -> tensor<i32>
+  %m1 = stablehlo.reshape %m : (tensor<i32>) -> tensor<1xi32>
+  %s = stablehlo.concatenate %m1, %n0, %c4, %c4, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %y0 = stablehlo.dynamic_broadcast_in_dim %y, %s, dims = [0, 1, 2, 3] : (tensor<?x2x4x4xf32>, tensor<4xi32>) -> tensor<?x2x4x4xf32>
+  %g0 = stablehlo.dynamic_broadcast_in_dim %gamma, %s, dims = [1, 2, 3] : (tensor<2x1x1xf32>, tensor<4xi32>) -> tensor<?x2x4x4xf32>
+  %out = stablehlo.multiply %y0, %g0 : tensor<?x2x4x4xf32>
+  return %out : tensor<?x2x4x4xf32>
+}
