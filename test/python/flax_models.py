@@ -1,11 +1,12 @@
-"""Flax (linen) blocks that real models are made of, exported with `jax.export`, shared by
-the tests that fold them (test_producers.py, test_transformers.py).
+"""Flax (linen) models and blocks that real models are made of, exported with `jax.export`,
+shared by the tests that fold them (test_producers.py, test_transformers.py).
 
-Each block puts a norm's per-feature affine map (LayerNorm, RMSNorm, BatchNorm: `x * s + t`
-after normalizing) in front of linear ops: a pre-norm transformer block (LayerNorm before
-separate Q, K and V projections and before the MLP), a LLaMA-style block (RMSNorm before
-Q, K, V and before SwiGLU's gate and up projections) and a ConvNeXt block (depthwise
-convolution, LayerNorm, pointwise Dense layers, layer scale).
+`ConvNet` has batch norms after linear ops, `NormalizedHead` before them. The `BLOCKS` put
+a norm's per-feature affine map (LayerNorm, RMSNorm: `x * s + t` after normalizing) in
+front of linear ops: a pre-norm transformer block (LayerNorm before separate Q, K and V
+projections and before the MLP), a LLaMA-style block (RMSNorm before Q, K, V and before
+SwiGLU's gate and up projections) and a ConvNeXt block (depthwise convolution, LayerNorm,
+pointwise Dense layers, layer scale).
 
 `export_block` exports a block with its variables as constants (closed over) or as
 arguments (`jax.export(jax.jit(model.apply))(variables, x)`), optionally with a symbolic
@@ -26,8 +27,11 @@ from jax import export
 __all__ = [
     "BLOCKS",
     "Block",
+    "ConvNet",
     "ConvNeXtBlock",
     "LlamaBlock",
+    "NormOnly",
+    "NormalizedHead",
     "PreNormTransformerBlock",
     "block_variables",
     "export_block",
@@ -102,6 +106,44 @@ class ConvNeXtBlock(nn.Module):
         return x + gamma * h
 
 
+class ConvNet(nn.Module):
+    """conv + bias + BN + relu, a grouped conv + BN, then dense + BN: what ResNet-style and
+    MobileNet-style models are made of (batch norm after linear ops)."""
+
+    dtype: object = jnp.float32
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Conv(8, (3, 3), dtype=self.dtype)(x)
+        x = nn.relu(nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x))
+        x = nn.Conv(8, (3, 3), feature_group_count=8, use_bias=False, dtype=self.dtype)(x)
+        x = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
+        x = x.reshape((x.shape[0], -1))
+        x = nn.Dense(4, use_bias=False, dtype=self.dtype)(x)
+        return nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
+
+
+class NormalizedHead(nn.Module):
+    """Batch norm *before* linear ops: input normalization before a VALID convolution, and a
+    BNNeck (batch norm on the embedding) before the dense classifier."""
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.BatchNorm(use_running_average=True)(x)
+        x = nn.relu(nn.Conv(4, (3, 3), padding="VALID")(x))
+        x = x.reshape((x.shape[0], -1))
+        x = nn.BatchNorm(use_running_average=True)(x)
+        return nn.Dense(10)(x)
+
+
+class NormOnly(nn.Module):
+    """A batch norm with no linear op next to it."""
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.BatchNorm(use_running_average=True)(x)
+
+
 @dataclass(frozen=True)
 class Block:
     """A block and the input it is exported for."""
@@ -123,23 +165,32 @@ BLOCKS = (
 """Every block, with an input small enough to fold and run in well under a second."""
 
 
-def block_variables(block: Block):
+def block_variables(block: Block, offsets: tuple[float, float] = (-0.25, 0.25)):
     """The block's initialized variables, each parameter moved by a seeded uniform offset
-    in [-0.25, 0.25): norms get scales other than one and offsets other than zero, and
-    kernels stay near their initial scale (attention logits of order one)."""
+    in `offsets`: norms get scales other than one and offsets other than zero, and with
+    the default kernels stay near their initial scale (attention logits of order one)."""
     variables = block.model.init(jax.random.PRNGKey(0), block.input())
     rng = np.random.default_rng(1)
-    return jax.tree.map(lambda a: a + rng.uniform(-0.25, 0.25, a.shape).astype(a.dtype), variables)
+    low, high = offsets
+    return jax.tree.map(lambda a: a + rng.uniform(low, high, a.shape).astype(a.dtype), variables)
 
 
 def export_block(
-    block: Block, variables, *, weights_as_arguments: bool, symbolic_batch: bool = False
+    block: Block,
+    variables,
+    *,
+    weights_as_arguments: bool,
+    symbolic_batch: bool = False,
+    platforms: tuple[str, ...] | None = None,
 ) -> export.Exported:
     """`block` exported for its input shape: with `weights_as_arguments` the variables are
-    the first argument (`exported.call(variables, x)`), else constants (`.call(x)`)."""
+    the first argument (`exported.call(variables, x)`), else constants (`.call(x)`);
+    `symbolic_batch` makes the batch dimension symbolic, `platforms` lowers for several
+    platforms (the model inside `stablehlo.case` branches)."""
     batch = export.symbolic_shape("b")[0] if symbolic_batch else block.input_shape[0]
     spec = jax.ShapeDtypeStruct((batch, *block.input_shape[1:]), np.float32)
+    kwargs = {"platforms": platforms} if platforms else {}
     model = block.model
     if weights_as_arguments:
-        return export.export(jax.jit(model.apply))(variables, spec)
-    return export.export(jax.jit(lambda x: model.apply(variables, x)))(spec)
+        return export.export(jax.jit(model.apply), **kwargs)(variables, spec)
+    return export.export(jax.jit(lambda x: model.apply(variables, x)), **kwargs)(spec)
