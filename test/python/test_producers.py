@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 
 import flax.linen as nn
-from flax_models import Block, ConvNet, NormalizedHead, NormOnly, block_variables, export_block
-from helpers import LINEAR_OPS, relative_error
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax_models import Block, ConvNet, NormalizedHead, NormOnly, block_variables, export_block
+from helpers import LINEAR_OPS, relative_error
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
