@@ -12,7 +12,8 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["testdata", "python", "lit.cfg.py"]
 config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-# A checkout other than the installed one (a worktree) is tested by setting PYTHONPATH.
+# lit clears the environment: keep PYTHONPATH so a checkout that points it at its own
+# python/ tests that code, not the installed copy.
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 

@@ -2,7 +2,7 @@
 
 The expectations live in each file's header (see test/testdata/generate.py):
 `// EXPECT-BATCH-NORMS-LEFT: n`, one `// EXPECT-SKIP: reason` per batch norm left alone, and
-`// EXPECT-FOLDS: n` where the folds are not one per batch norm (norms written as ops).
+for decomposed batch norms `// EXPECT-FOLDS: n`.
 """
 
 from __future__ import annotations

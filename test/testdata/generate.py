@@ -51,8 +51,8 @@ class Case:
     batch_norms_left: int = 0
     skips: tuple[str, ...] = ()
     folds: int | None = None
-    """The folds the report must list, when it is not one per batch norm removed (a norm
-    written as ops: LayerNorm, RMSNorm)."""
+    """Folds the report must count, for modules whose batch norms are decomposed (by
+    default one per batch_norm_inference removed)."""
 
 
 class Builder:
@@ -337,6 +337,65 @@ def multi_user(b: Builder) -> str:
     return b.function([("%x", conv.x)], [(bn2, conv.y), (conv2, conv.y)])
 
 
+def torch_mlir_dynamic_batch(b: Builder) -> str:
+    # Two NCHW conv + batch norm blocks with a symbolic batch, in the form torch-mlir's
+    # TorchToStablehlo gives a decomposed batch norm (aten.sub / mul / mul / add.Tensor
+    # lowered to CHLO broadcasting ops, then chlo-legalize-to-stablehlo, canonicalize,
+    # cse): per step, shape.shape_of of the activation, shape.broadcast with the
+    # parameter's constant shape [C, 1, 1], and a dynamic_broadcast_in_dim of each operand
+    # onto it. Per-channel math (rsqrt(var + eps)) runs on [C] vectors, then unsqueezes to
+    # [C, 1, 1] with a reshape.
+    blocks = [((2, 3, 8, 8), (4, 3, 3, 3), 4), ((2, 4, 8, 8), (6, 4, 1, 1), 6)]
+    value, steps = "%x", 0
+
+    def dyn(shape):
+        return b.type(("?", *shape[1:]))
+
+    for index, (x, k, channels) in enumerate(blocks):
+        y = (x[0], channels, x[2], x[3])
+        pad = "pad = [[1, 1], [1, 1]]" if k[2] == 3 else "pad = [[0, 0], [0, 0]]"
+        kernel = b.kernel(f"k{index}", k, int(np.prod(k[1:])))
+        b.op(f"%conv{index} = stablehlo.convolution({value}, {kernel}) dim_numbers = "
+             f"{NCHW_OIHW}, window = {{stride = [1, 1], {pad}}} {{batch_group_count = 1 : "
+             f"i64, feature_group_count = 1 : i64}} : ({dyn(x)}, {b.type(k)}) -> {dyn(y)}")
+        vec, col = b.type((channels,)), b.type((channels, 1, 1))
+        mean = b.vector(f"mean{index}", channels, -0.3, 0.3)
+        var = b.vector(f"var{index}", channels, 0.5, 2.0)
+        eps = b.constant(f"eps{index}", np.full(channels, 1e-5))
+        weight = b.vector(f"weight{index}", channels, 0.5, 1.5)
+        bias = b.vector(f"bias{index}", channels, -0.2, 0.2)
+        b.op(f"%ve{index} = stablehlo.add {var}, {eps} : {vec}")
+        b.op(f"%invstd{index} = stablehlo.rsqrt %ve{index} : {vec}")
+        params = []
+        for name, vector in (("mean", mean), ("invstd", f"%invstd{index}"), ("weight", weight),
+                             ("bias", bias)):
+            b.op(f"%{name}{index}_c = stablehlo.reshape {vector} : ({vec}) -> {col}")
+            params.append(f"%{name}{index}_c")
+        b.op(f"%cshape{index} = shape.const_shape [{channels}, 1, 1] : tensor<3xindex>")
+        value = f"%conv{index}"
+        for op, param in zip(("subtract", "multiply", "multiply", "add"), params):
+            s = f"%s{steps}"
+            b.op(f"{s} = shape.shape_of {value} : {dyn(y)} -> tensor<4xindex>")
+            b.op(f"{s}b = shape.broadcast {s}, %cshape{index} : tensor<4xindex>, "
+                 f"tensor<3xindex> -> tensor<4xindex>")
+            b.op(f"{s}l = stablehlo.dynamic_broadcast_in_dim {value}, {s}b, dims = "
+                 f"[0, 1, 2, 3] : ({dyn(y)}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"{s}r = stablehlo.dynamic_broadcast_in_dim {param}, {s}b, dims = "
+                 f"[1, 2, 3] : ({col}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"%bn{steps} = stablehlo.{op} {s}l, {s}r : {dyn(y)}")
+            value, steps = f"%bn{steps}", steps + 1
+        if index == 0:
+            b.op(f"%zero = stablehlo.constant dense<0.0> : tensor<{b.element}>")
+            b.op(f"%zeros = stablehlo.broadcast_in_dim %zero, dims = [] : "
+                 f"(tensor<{b.element}>) -> {b.type((1, 1, 1, 1))}")
+            b.op(f"%zs = shape.shape_of {value} : {dyn(y)} -> tensor<4xindex>")
+            b.op(f"%zb = stablehlo.dynamic_broadcast_in_dim %zeros, %zs, dims = [0, 1, 2, 3] : "
+                 f"({b.type((1, 1, 1, 1))}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"%relu = stablehlo.maximum {value}, %zb : {dyn(y)}")
+            value = "%relu"
+    return b.function([("%x", ("?", *blocks[0][0][1:]))], [(value, ("?", 6, 8, 8))])
+
+
 CASES = (
     Case(
         "handwritten_nhwc_hwio_f32",
@@ -515,6 +574,18 @@ CASES = (
                      "stride = [1, 1], lhs_dilate = [2, 2]"), 1e-5),
         skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
     ),
+    Case(
+        "torch_mlir_dynamic_batch_f32",
+        "torch-mlir's form of a decomposed batch norm with a symbolic batch (hand-written "
+        "after TorchToStablehlo's lowering of aten.sub/mul/add.Tensor to CHLO broadcasting "
+        "ops and the torch-backend-to-stablehlo-backend pipeline's chlo-legalize-to-stablehlo, "
+        "canonicalize, cse): two NCHW conv + batch norm blocks, each step reading the "
+        "activation's shape with shape.shape_of and broadcasting it onto its own shape; the "
+        "runner sets the batch to 2 before XLA runs it",
+        18,
+        torch_mlir_dynamic_batch,
+        folds=8,
+    ),
 )
 
 
@@ -527,8 +598,8 @@ def render(case: Case) -> str:
         *(f"// {line}" for line in covers),
         f"// Produced by: {COMMAND} (constants from numpy.random.default_rng({case.seed})).",
         f"// EXPECT-BATCH-NORMS-LEFT: {case.batch_norms_left}",
-        *([f"// EXPECT-FOLDS: {case.folds}"] if case.folds is not None else []),
         *(f"// EXPECT-SKIP: {reason}" for reason in case.skips),
+        *([f"// EXPECT-FOLDS: {case.folds}"] if case.folds is not None else []),
     ]
     return "\n".join(header) + "\n" + body
 

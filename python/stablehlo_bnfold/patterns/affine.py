@@ -30,6 +30,7 @@ from ..channels import (
     linear_layout,
     per_channel_f64,
     per_channel_source,
+    shape_read_from,
     single_user,
 )
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
@@ -340,7 +341,7 @@ def fold_affine(
             continue
         with rw.building_before(linear):
             rw.replace_inside(linear, rw.with_operand(linear, index, build()))
-    like = _full_size_operand(root, chain)
+    like = _full_size_operand(root, chain, linear_result)
     if not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     elif chain.bias_add is None and not np.any(bias):
@@ -369,14 +370,26 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
     return build
 
 
-def _full_size_operand(root: ir.OpView, chain: LinearChain) -> ir.Value:
+def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from (reading it from the linear op would give that op a second user)."""
+    from (reading it from the linear op would give that op a second user). A dynamic
+    broadcast whose shape is read from the chain (torch-mlir's symbolic batch) would keep
+    the replaced ops alive: then the shape is read from the new linear op."""
     chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
-            return operand
+            if not _shape_read_from_chain(operand, chain):
+                return operand
+            return linear_result
     return chain_value
+
+
+def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:
+    if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
+        return False
+    chain_values = [chain.linear_value] + ([chain.bias_add.result] if chain.bias_add else [])
+    read = shape_read_from(value.owner.output_dimensions)
+    return any(v == c for v in read for c in chain_values)
 
 
 def affine_step(
