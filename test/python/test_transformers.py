@@ -16,30 +16,10 @@ from helpers import affine_ops_before_linear, assert_close
 
 import stablehlo_bnfold
 
-NEEDS_I13A = pytest.mark.xfail(strict=True, reason="needs issue 13 items 1-2 (branch i13a)")
-
-# (block, weights as arguments): what the folds must reach. The marked cases need the
-# several-consumer and weights-as-arguments input-side folds (issue 13 items 1 and 2).
-CASES = [
-    pytest.param("prenorm_transformer", False, marks=NEEDS_I13A),
-    pytest.param("prenorm_transformer", True, marks=NEEDS_I13A),
-    pytest.param("llama", False, marks=NEEDS_I13A),
-    pytest.param("llama", True, marks=NEEDS_I13A),
-    pytest.param("convnext", False, marks=NEEDS_I13A),
-    pytest.param("convnext", True, marks=NEEDS_I13A),
-]
 ALL = [(b.name, a) for b in BLOCKS for a in (False, True)]
-# Blocks whose norms are not all in the report yet: with weights as arguments no
-# input-side fold is tried, and RMSNorm's scale before several projections is not a
-# candidate.
-REPORTED = [
-    pytest.param("prenorm_transformer", False),
-    pytest.param("prenorm_transformer", True, marks=NEEDS_I13A),
-    pytest.param("llama", False, marks=NEEDS_I13A),
-    pytest.param("llama", True, marks=NEEDS_I13A),
-    pytest.param("convnext", False),
-    pytest.param("convnext", True, marks=NEEDS_I13A),
-]
+# (block, weights as arguments): every case reaches what issue 13 asks, with the
+# several-consumer, weights-as-arguments and split-product input-side folds (items 1-2).
+CASES = REPORTED = ALL
 
 
 def _ids(value):

@@ -359,6 +359,43 @@ func.func @fold_layer_norm_affine_with_weights_as_arguments(%arg0: tensor<2x4xf3
 
 // -----
 
+// Flax's LayerNorm: (x - mean) * (rsqrt(var + eps) * scale) + bias, the per-feature scale
+// multiplied into the per-token factor first. The scale is split off the product:
+// x * r, then the scale and bias fold into both projections (the product r * scale and
+// the add are gone, x * r is built: one activation-sized op fewer, two with the add).
+// CHECK-LABEL: func.func @fold_layer_norm_scale_split_off_the_per_token_factor(
+// CHECK:         %[[R:.+]] = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>
+// CHECK:         %[[X:.+]] = stablehlo.multiply %arg0, %[[R]] : tensor<2x4xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         stablehlo.dot_general %[[X]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         stablehlo.dot_general %[[X]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return
+func.func @fold_layer_norm_scale_split_off_the_per_token_factor(%arg0: tensor<2x4xf32>, %arg1: tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %r_b = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %factor = stablehlo.multiply %r_b, %scale_b : tensor<2x4xf32>
+  %normalized = stablehlo.multiply %arg0, %factor : tensor<2x4xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %bias_b = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %normalized, %bias_b : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %bq = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %q = stablehlo.add %dq, %bq_b : tensor<2x3xf32>
+  %wk = stablehlo.constant dense<[[1.0, 0.5, -0.25], [0.75, -1.5, 0.5], [-1.0, 2.0, 0.25], [0.5, 0.5, -0.75]]> : tensor<4x3xf32>
+  %dk = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %bk = stablehlo.constant dense<[-0.125, 0.75, 0.5]> : tensor<3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %k = stablehlo.add %dk, %bk_b : tensor<2x3xf32>
+  return %q, %k : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
 // The batch norm's result is also returned: folding it would leave it computed twice.
 // CHECK-LABEL: func.func @no_fold_affine_result_with_other_users(
 // CHECK:         stablehlo.batch_norm_inference
@@ -778,4 +815,4 @@ func.func @not_a_candidate_without_affine_input(%arg0: tensor<1x4x4x2xf32>) -> t
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 15, skipped 31
+// REPORT: folded 16, skipped 31

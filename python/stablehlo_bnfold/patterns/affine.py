@@ -451,6 +451,12 @@ class AffineStep:
     t: np.ndarray | None
     ufunc: np.ufunc | None = None
     c: Narrow | None = None
+    split: ir.Value | None = None
+    """For `op = down * (split * c)`, a product whose per-feature factor c is split off
+    (Flax's `(x - mean) * (rsqrt(var + eps) * scale)`): the chain reads down * split,
+    which the fold builds."""
+    product: ir.OpView | None = None
+    """The multiply split * c, removed with `op` when `op` is its only user."""
 
 
 @dataclass(frozen=True)
@@ -465,6 +471,12 @@ class AffineChain:
     channels: int
 
     @property
+    def split(self) -> ir.Value | None:
+        """The per-token factor the chain's input is multiplied by (x * split, built by the
+        fold), when the innermost op's per-feature factor was split off a product."""
+        return self.steps[-1].split
+
+    @property
     def top(self) -> ir.OpView:
         return self.steps[0].op
 
@@ -474,8 +486,15 @@ class AffineChain:
         return all(step.c is None for step in self.steps)
 
     def activation_ops(self) -> int:
-        """The activation-sized ops the chain runs: a batch norm is a multiply and an add."""
-        return sum(2 if isinstance(s.op, stablehlo.BatchNormInferenceOp) else 1 for s in self.steps)
+        """The activation-sized ops a fold removes: the chain's (a batch norm is a multiply
+        and an add), and a split product read only by the chain, less the x * split the
+        fold builds."""
+        count = sum(2 if isinstance(s.op, stablehlo.BatchNormInferenceOp) else 1 for s in self.steps)
+        product = self.steps[-1].product
+        if product is not None:
+            whole = product.result.type == self.steps[-1].op.result.type
+            count += (single_user(product.result) and whole) - 1
+        return count
 
     def affine(self, rw: FoldRewriter | None = None, like: ir.Value | None = None):
         """(scale, shift), from the innermost op out: float64 vectors for constants, else
@@ -494,13 +513,17 @@ class AffineChain:
 
 
 def affine_chain(
-    value: ir.Value, feature: int, channels: int, in_graph: bool = False
+    value: ir.Value, feature: int, channels: int, in_graph: bool = False, split: bool = False
 ) -> AffineChain | str | None:
     """The per-feature affine ops that compute `value` along `feature`, from its op down
     while each op's result is read only by the next: batch norms with constant statistics,
     and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
     continuing through its left operand only) or, with `in_graph`, by a per-channel value
     broadcast from a narrow one (a parameter passed as an argument).
+
+    With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
+    (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
+    factor, and the chain reads x * a (see `AffineStep.split`).
 
     None when `value`'s op is not one; the reason when it is one that cannot be folded.
     The same walk serves the input side (the chain before a linear op) and mixed
@@ -510,12 +533,16 @@ def affine_chain(
     stopped = None
     while not steps or single_user(value):
         step = _affine_op(value.owner, feature, channels, in_graph)
+        if step is None and split:
+            step = _split_product(value.owner, feature, channels, in_graph)
         if isinstance(step, str):
             stopped = step
         if not isinstance(step, AffineStep):
             break
         steps.append(step)
         value = step.down
+        if step.split is not None:
+            break
     if not steps:
         return stopped
     return AffineChain(tuple(steps), value, stopped, channels)
@@ -544,4 +571,24 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
         narrow = per_channel_source(other, feature, channels)
         if narrow is not None and narrow.value != other:
             return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
+    return None
+
+
+def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineStep | None:
+    """`op = v * (a * c)`, c per-channel along `feature` and a not: the step v * c with
+    the chain reading v * a."""
+    if not isinstance(op, stablehlo.MulOp):
+        return None
+    for down, product in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        inner = product.owner
+        if not isinstance(inner, stablehlo.MulOp) or product.type != op.result.type:
+            continue
+        for split, factor in ((inner.lhs, inner.rhs), (inner.rhs, inner.lhs)):
+            c = per_channel_f64(factor, feature, channels)
+            if c is not None and np.all(np.isfinite(c)) and per_channel_f64(split, feature, channels) is None:
+                return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
+            if c is None and in_graph:
+                narrow = per_channel_source(factor, feature, channels)
+                if narrow is not None and narrow.value != factor and per_channel_source(split, feature, channels) is None:
+                    return AffineStep(op, down, None, None, np.multiply, narrow, split=split, product=inner)
     return None

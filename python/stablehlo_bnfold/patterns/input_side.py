@@ -26,7 +26,10 @@ The affine map is any chain of `batch_norm_inference` (constant statistics) and
 per-feature add, subtract, multiply and divide, each read only by the next (Flax's
 `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
 classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
-`affine.affine_chain`. Its result may be read by several linear ops (Q, K and V
+`affine.affine_chain`. Flax writes LayerNorm and RMSNorm as `v * (r * gamma) [+ beta]`,
+the per-token factor r times the per-feature scale first; there gamma is split off the
+product, `v * (r * gamma) = (v * r) * gamma`: the fold builds v * r and the product's
+multiply goes with the chain. Its result may be read by several linear ops (Q, K and V
 projections; LLaMA's gate and up projections; two 1x1 convolution branches): when every
 user reads it along the feature under the conditions of one fold, it folds into each,
 each with its own weights and bias; else the report names the user that blocks it.
@@ -91,7 +94,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
     with constant, finite statistics and variance + epsilon > 0, or add, subtract,
     multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
-    arguments with `fold-weight-arguments`; a value with other users ends the chain);
+    arguments with `fold-weight-arguments`; innermost, possibly a multiply by a product
+    r * c with c per-feature, read as (v * r) * c; a value with other users ends the chain);
     every user of the chain's result is a linear op reading it along the feature; for
     each: shapes are static; the weights are a finite constant (or, in the graph, not
     computed by a linear op, and not grouped) of a supported float type at least as wide
@@ -130,7 +134,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
-        affine = affine_chain(activation, layout.feature, shaped.shape[layout.feature], rw.in_graph)
+        affine = affine_chain(
+            activation, layout.feature, shaped.shape[layout.feature], rw.in_graph, split=True
+        )
         if isinstance(affine, str):
             return rw.skip(activation.owner, affine)
         if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
@@ -280,6 +286,9 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
         if moved is None:
             return rw.skip(top, "shift over scale overflows its element type")
 
+    if affine.split is not None:
+        with rw.building_before(top):
+            x = rw.elementwise(stablehlo.MulOp, x, affine.split)
     builds = []
     for consumer in consumers:
         build = _builder(consumer, scale, shift, exact, move_shift, rw, top)
