@@ -259,6 +259,9 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     # Either the shift becomes a bias after each consumer, or it stays in front as one add
     # x + t / s that every consumer reads: where a window tap reads padding, or where the
     # bias adds would remove no op or sit on a result larger than the input.
+    if removed < 1:
+        # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
+        return rw.skip(top, COST_NOTHING_REMOVED)
     kept_reason = None
     if not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = _SHIFT_KEPT
