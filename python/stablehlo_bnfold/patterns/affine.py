@@ -12,7 +12,14 @@ Per-channel values are `PerChannel`: a float64 vector when every input is a cons
 exact path: float64 math, one rounding, overflow refused), or IR when some input is a
 function argument (weights passed as arguments, the usual `jax.export` of `model.apply`):
 then the folded weights `K * broadcast_in_dim(s)` and the C-sized bias are computed in the
-graph, in the element type, and equal the original for finite parameters.
+graph, in the element type, and equal the original for finite parameters. Weights that
+are themselves computed by a linear op (attention's k in `q @ k^T`) are an activation, not
+a parameter: scaling them would move an op from one activation onto another and remove
+none, so they are refused (`computed_by_linear_op`).
+
+`affine_chain` is the one walk over a chain of per-feature affine ops (batch norm, add,
+subtract, multiply, divide), shared by the input side (the chain before a linear op) and
+mixed precision (the chain over a widening convert).
 """
 
 from __future__ import annotations
