@@ -22,7 +22,7 @@ Invariants:
   in scale, weights that would overflow f16) of `batch_norm_inference` comes back exactly
   as MLIR prints the input, with the reason in the report; a decomposed one keeps its
   unsafe step, with the reason. Only the second user applies to arguments;
-- (f) input side: a batch norm or x * s + t read by 1 to 3 convolutions, values as
+- (f) input side: a batch norm, x * s + t or x * (r * s) + t read by 1 to 3 convolutions, values as
   constants or as arguments, folds into every one of them (or leaves one add x + t / s
   that all of them read, with the reason) and computes the same outputs;
 - (e) the folded module round-trips through MLIR bytecode and StableHLO portable artifacts
@@ -789,9 +789,11 @@ def test_batch_norm_before_a_convolution_folds_into_it_and_computes_the_same(con
 class Consumers:
     """A per-feature affine map over `@main`'s x read by `count` convolutions of the shape
     of `conv` (each its own kernel, drawn from `conv.seed + i`; consumer i adds its own
-    bias when `own_bias[i]`). `form` is a `batch_norm_inference` (constant statistics) or
-    `x * s + t`; with `params` "arguments" the kernels, biases, s and t are arguments of
-    `@main` after x (a batch norm's statistics stay constants)."""
+    bias when `own_bias[i]`). `form` is a `batch_norm_inference` (constant statistics),
+    `x * s + t`, or `x * (r * s) + t` with r a constant that varies per position (Flax's
+    LayerNorm: the scale split off the product); with `params` "arguments" the kernels,
+    biases, s and t are arguments of `@main` after x (a batch norm's statistics and r stay
+    constants)."""
 
     conv: Conv
     count: int
@@ -810,7 +812,8 @@ def consumers(draw) -> Consumers:
         assume(conv.feature_groups == 1 and _reads_every_tap(conv))
     count = draw(st.integers(1, 3))
     own_bias = tuple(draw(st.booleans()) for _ in range(count))
-    return Consumers(conv, count, own_bias, draw(st.sampled_from(("batch_norm_inference", "scale_shift"))), params)
+    form = draw(st.sampled_from(("batch_norm_inference", "scale_shift", "split")))
+    return Consumers(conv, count, own_bias, form, params)
 
 
 def _reads_every_tap(conv: Conv) -> bool:
@@ -870,9 +873,18 @@ def _consumers_text(case: Consumers, bound: bool = False) -> tuple[str, list[np.
         lines += [
             f"  %s_b = stablehlo.broadcast_in_dim {s}, dims = [{feature}] : ({vector}) -> {xt}",
             f"  %t_b = stablehlo.broadcast_in_dim {t}, dims = [{feature}] : ({vector}) -> {xt}",
-            f"  %m = stablehlo.multiply %x, %s_b : {xt}",
-            f"  %a = stablehlo.add %m, %t_b : {xt}",
         ]
+        if case.form == "split":
+            # Flax's LayerNorm: x * (r * s) + t, a per-position factor r times the scale.
+            r = rng.uniform(0.5, 1.5, conv.input_shape)
+            lines += [
+                _constant("r", np.abs(r) if bound else r, e),
+                f"  %rs = stablehlo.multiply %r, %s_b : {xt}",
+                f"  %m = stablehlo.multiply %x, %rs : {xt}",
+            ]
+        else:
+            lines.append(f"  %m = stablehlo.multiply %x, %s_b : {xt}")
+        lines.append(f"  %a = stablehlo.add %m, %t_b : {xt}")
     results = []
     for i in range(case.count):
         k = value(f"k{i}", kernels[i], _tensor(conv.kernel_shape, e))
@@ -898,41 +910,50 @@ def _consumers_text(case: Consumers, bound: bool = False) -> tuple[str, list[np.
 
 
 def _convolution_inputs(text: str) -> list[str]:
-    """For each convolution of `@main`: "x" when it reads x, "x + c" when it reads an add
-    of x and another value, else the name of the op it reads."""
+    """For each convolution of `@main`, what it reads: "x", "x * r" (x times a value that
+    is not x), either of those "+ c", else the name of the op it reads."""
     with make_ir_context():
         module = ir.Module.parse(text)
         main = next(op for op in module.body.operations if op.sym_name.value == "main")
         x = main.regions[0].blocks[0].arguments[0]
-        found = []
-        for op in main.regions[0].blocks[0].operations:
-            if op.operation.name != "stablehlo.convolution":
-                continue
-            lhs = op.operands[0]
-            if lhs == x:
-                found.append("x")
-            elif lhs.owner.name == "stablehlo.add" and x in list(lhs.owner.operands):
-                found.append("x + c")
-            else:
-                found.append(lhs.owner.name)
-    return found
+
+        def describe(value: ir.Value) -> str:
+            if value == x:
+                return "x"
+            owner = value.owner
+            if owner.name == "stablehlo.multiply" and x in list(owner.operands):
+                return "x * r"
+            if owner.name == "stablehlo.add":
+                inner = [describe(v) for v in owner.operands]
+                for d in inner:
+                    if d in ("x", "x * r"):
+                        return d + " + c"
+            return owner.name
+
+        return [
+            describe(op.operands[0])
+            for op in main.regions[0].blocks[0].operations
+            if op.operation.name == "stablehlo.convolution"
+        ]
 
 
 @examples(ci=60)
 @given(case=consumers(), data_seed=st.integers(0, 2**32 - 1))
 def test_an_affine_map_before_several_convolutions_folds_into_each_and_computes_the_same(case, data_seed):
-    """A batch norm or x * s + t read by 1 to 3 convolutions, values as constants or as
-    arguments: every convolution then reads x itself, or all of them read one add
-    x + t / s (the shift before a padded convolution, or where bias adds after each would
+    """A batch norm, x * s + t or x * (r * s) + t read by 1 to 3 convolutions, values as
+    constants or as arguments: every convolution then reads x itself (x * r), or all of
+    them read one add x + t / s (the shift before a padded convolution, or where bias adds after each would
     not remove an op), with the reason in the report; XLA computes the same outputs."""
     text, parameters = _consumers_text(case)
     folded, report = fold(text)
     assert count_batch_norms(folded) == 0, report.to_text()
     inputs = _convolution_inputs(folded)
     assert len(inputs) == case.count
-    assert set(inputs) in ({"x"}, {"x + c"}), (inputs, report.to_text())
+    # The split form keeps x * r, the per-position factor the scale was split off.
+    reads = "x * r" if case.form == "split" else "x"
+    assert set(inputs) in ({reads}, {reads + " + c"}), (inputs, report.to_text())
     kept = {s.reason for s in report.skips}
-    if inputs[0] == "x":
+    if inputs[0] == reads:
         assert kept == set(), report.to_text()
     else:
         assert len(kept) == 1 and kept <= {
