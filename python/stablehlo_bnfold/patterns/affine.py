@@ -510,7 +510,8 @@ class AffineChain:
         for step in reversed(self.steps):
             if step.c is None:  # (v * s_in + t_in) * s + t
                 scale = combine(rw, np.multiply, scale, step.s, like)
-                shift = combine(rw, np.add, combine(rw, np.multiply, shift, step.s, like), step.t, like)
+                scaled_shift = combine(rw, np.multiply, shift, step.s, like)
+                shift = combine(rw, np.add, scaled_shift, step.t, like)
             elif step.ufunc in (np.multiply, np.divide):
                 scale = combine(rw, step.ufunc, scale, step.c, like)
                 shift = combine(rw, step.ufunc, shift, step.c, like)
@@ -591,11 +592,12 @@ def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineSte
         if not isinstance(inner, stablehlo.MulOp) or product.type != op.result.type:
             continue
         for split, factor in ((inner.lhs, inner.rhs), (inner.rhs, inner.lhs)):
+            if per_channel_f64(split, feature, channels) is not None:
+                continue  # the product is per-channel: a plain step, or none
             c = per_channel_f64(factor, feature, channels)
-            if c is not None and np.all(np.isfinite(c)) and per_channel_f64(split, feature, channels) is None:
+            if c is not None and np.all(np.isfinite(c)):
                 return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
-            if c is None and in_graph:
-                narrow = per_channel_source(factor, feature, channels)
-                if narrow is not None and narrow.value != factor and per_channel_source(split, feature, channels) is None:
-                    return AffineStep(op, down, None, None, np.multiply, narrow, split=split, product=inner)
+            narrow = per_channel_source(factor, feature, channels) if c is None and in_graph else None
+            if narrow is not None and narrow.value != factor and per_channel_source(split, feature, channels) is None:
+                return AffineStep(op, down, None, None, np.multiply, narrow, split=split, product=inner)
     return None

@@ -278,7 +278,9 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     move_shift = kept_reason is not None
     if move_shift:
         if unit_scale:
-            return rw.not_candidate(top, "a shift alone cannot pass the zeros of padding or lhs dilation")
+            return rw.not_candidate(
+                top, "a shift alone cannot pass the zeros of padding or lhs dilation"
+            )
         if not exact:
             return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
@@ -319,7 +321,9 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
 
 _SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
 _GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
-_NOT_CONSTANT = ("weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
+_NOT_CONSTANT = (
+    "weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT
+)
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
@@ -371,28 +375,37 @@ def _builder(
         result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
         if no_shift:
             return result
-        element = ir.RankedTensorType(result.type).element_type
         folded = bias if exact else _contract_in_graph(rw, consumer, shift)
         if own is not None:
             folded = combine(rw, np.add, folded, own[1], own[0].result)
-        if isinstance(folded, np.ndarray):
-            if not np.any(folded):
-                vector = None
-            else:
-                rounded = round_to(consumer.result_dtype, folded)
-                vector = rw.constant(rounded, ir.RankedTensorType.get(list(rounded.shape), element), top.location)
-        else:
-            size = ir.RankedTensorType(result.type).shape[layout.result_dims[0]] if own is not None else None
-            vector = folded if own is None else rw.vector(folded, size, element)
-        added = result
-        if vector is not None:
-            added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(layout.result_dims)))
+        added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
         if own is None:
             return added
         rw.replace_inside(own[0], added)
         return result
 
     return build
+
+
+def _add_bias(
+    rw: FoldRewriter, result: ir.Value, bias: PerChannel, layout: InputLayout,
+    dtype: np.dtype, top: ir.OpView,
+) -> ir.Value:
+    """`result + broadcast_in_dim(bias)` along `layout.result_dims`: float64 values rounded
+    once to `dtype` (all zeros add nothing), or an IR value (per feature, or the weights'
+    kept dimensions from `_contract_in_graph`)."""
+    element = ir.RankedTensorType(result.type).element_type
+    dims = list(layout.result_dims)
+    if isinstance(bias, np.ndarray):
+        if not np.any(bias):
+            return result
+        rounded = round_to(dtype, bias)
+        vector = rw.constant(rounded, ir.RankedTensorType.get(list(rounded.shape), element), top.location)
+    elif len(dims) == 1:
+        vector = rw.vector(bias, ir.RankedTensorType(result.type).shape[dims[0]], element)
+    else:
+        vector = bias
+    return rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, dims))
 
 
 def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
@@ -403,7 +416,8 @@ def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
     weights_type = ir.RankedTensorType(weights.type)
     channels = weights_type.shape[consumer.layout.weight_axis]
     factor = rw.vector(scale, channels, weights_type.element_type)
-    return rw.elementwise(stablehlo.MulOp, weights, rw.broadcast(factor, weights, consumer.layout.weight_axis))
+    broadcast = rw.broadcast(factor, weights, consumer.layout.weight_axis)
+    return rw.elementwise(stablehlo.MulOp, weights, broadcast)
 
 
 def _contract_in_graph(rw: FoldRewriter, consumer: _Consumer, shift) -> ir.Value:
@@ -418,7 +432,8 @@ def _contract_in_graph(rw: FoldRewriter, consumer: _Consumer, shift) -> ir.Value
     laid_type = ir.RankedTensorType.get([weights_type.shape[d] for d in summed], element)
     laid = vector
     if len(summed) > 1:
-        laid = rw.build(stablehlo.BroadcastInDimOp, laid_type, vector, [summed.index(layout.weight_axis)])
+        dims = [summed.index(layout.weight_axis)]
+        laid = rw.build(stablehlo.BroadcastInDimOp, laid_type, vector, dims)
     ascending = sorted(layout.kept)
     out_type = ir.RankedTensorType.get([weights_type.shape[d] for d in ascending], element)
     dims = stablehlo.DotDimensionNumbers.get(
