@@ -400,6 +400,24 @@ func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2x
 
 // -----
 
+// A residual add (h = L(x) + x, read again later) is no bias add: the subtract after it
+// is not a candidate, and the report has no line for it.
+// CHECK-LABEL: func.func @not_a_candidate_after_residual_add
+// CHECK:         %[[H:.+]] = stablehlo.add
+// CHECK:         stablehlo.subtract %[[H]]
+// REPORT-NOT:    bias add result has other users
+func.func @not_a_candidate_after_residual_add(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0]]> : tensor<3x3xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %h = stablehlo.add %d, %x : tensor<4x3xf32>
+  %c = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %c_b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %y = stablehlo.subtract %h, %c_b : tensor<4x3xf32>
+  return %y, %h : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
 // Attention's scores / sqrt(d) with weights as arguments: the "weights" of q @ k^T are k,
 // itself computed by a dot_general. k * (1 / sqrt(d)) would remove the divide on the
 // [4, 4] scores and add a multiply on the [4, 8] k: nothing removed, more elements.
