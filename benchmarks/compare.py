@@ -45,6 +45,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="comma-separated network names (default: %(default)s)")
     parser.add_argument("--variants", default="constants,arguments",
                         help="weights as 'constants', 'arguments' or both (default: both)")
+    parser.add_argument("--form", default="bn", choices=[f for f in models.FORMS if f != "torch_mlir"],
+                        help="how batch norms are written (models.FORMS; default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=15,
                         help="timed rounds; medians are reported (default 15)")
     parser.add_argument("--seed", type=int, default=0, help="weight seed (default 0)")
@@ -133,7 +135,8 @@ def main(argv=None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         base_package = import_base(args.base, tmp)
-        print(f"before: {args.base}; after: the working tree; {args.repeats} interleaved rounds\n")
+        print(f"before: {args.base}; after: the working tree; form {args.form}; "
+              f"{args.repeats} interleaved rounds\n")
         print("| network | weights | floor | pass before | pass after | after / before "
               "| pass / floor | e2e before | e2e after | after / before | e2e / floor |")
         print("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|")
@@ -141,7 +144,8 @@ def main(argv=None) -> int:
             spec = models.NETWORKS[name]
             weights = models.make_weights(spec, args.seed)
             for variant in args.variants.split(","):
-                exported = models.export_stablehlo(spec, weights, weights_as=variant)
+                exported = models.export_stablehlo(spec, weights, weights_as=variant,
+                                                   form=args.form)
                 t = _alternating_medians(_cases(exported, base_package), args.repeats)
                 floor = t["floor"]
                 print(

@@ -251,12 +251,38 @@ def _batch_norm_primitive():
     return primitive
 
 
+FORMS = ("bn", "jax", "keras", "torch_mlir")
+"""How each batch norm is written in the exported module:
+
+- `bn`: one `stablehlo.batch_norm_inference` (through a one-op primitive; no JAX
+  producer emits it, XLA's own frontends and hand-written StableHLO do);
+- `jax`: what plain JAX and `flax.linen.BatchNorm` emit, `(y - mean) * (scale *
+  rsqrt(var + eps)) + bias`, the per-channel part computed in the graph;
+- `keras`: Keras 3 on JAX, `inv = rsqrt(var + eps) * gamma; y * inv + (beta - mean * inv)`;
+- `torch_mlir`: the `jax` form written as MLIR text whose weight constants are
+  `dense_resource` blobs, as torch-mlir writes them (`export_text`).
+"""
+
+
 class _JaxOps:
     """NHWC activations, HWIO kernels, weights looked up by name in `params`."""
 
-    def __init__(self, params: dict):
+    def __init__(self, params: dict, form: str = "bn"):
         self.params = params
-        self.bn = _batch_norm_primitive()
+        self.form = form
+        self.bn = _batch_norm_primitive() if form == "bn" else None
+
+    def _batch_norm(self, y, scale, offset, mean, variance):
+        from jax import lax
+
+        if self.form == "bn":
+            return self.bn.bind(y, scale, offset, mean, variance, epsilon=EPSILON,
+                                feature_index=3)
+        if self.form == "keras":
+            inv = lax.rsqrt(variance + EPSILON) * scale
+            return y * inv + (offset - mean * inv)
+        # flax.linen.BatchNorm (and torch-mlir's three activation-sized ops)
+        return (y - mean) * (scale * lax.rsqrt(variance + EPSILON)) + offset
 
     def conv_bn(self, x, name, cin, cout, *, kernel=1, stride=1, groups=1, act=None,
                 last=False):
@@ -269,7 +295,7 @@ class _JaxOps:
             dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=groups,
         )
         stats = [p[f"{name}.bn.{s}"] for s in ("weight", "bias", "running_mean", "running_var")]
-        y = self.bn.bind(y, *stats, epsilon=EPSILON, feature_index=3)
+        y = self._batch_norm(y, *stats)
         if act == "relu":
             return self.relu(y)
         if act == "relu6":
@@ -320,31 +346,62 @@ def _jax_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def export_stablehlo(spec: Network, weights: dict[str, np.ndarray], *, weights_as: str,
-                     batch: int = 1):
-    """A `jax.export.Exported` of `spec` on a `batch`x224x224x3 image.
+                     batch: int = 1, form: str = "bn"):
+    """A `jax.export.Exported` of `spec` on a `batch`x224x224x3 image, its batch norms
+    written in `form` (see FORMS; `torch_mlir` exports as `jax`).
 
     `weights_as="constants"`: the weights are dense constants in the module and `main`
     takes the image only. `weights_as="arguments"`: `main(image, *weights)`, in sorted
     name order.
     """
+    if form == "torch_mlir":
+        form = "jax"
     import jax
     import jax.numpy as jnp
 
     image = jax.ShapeDtypeStruct((batch, spec.image, spec.image, 3), jnp.float32)
     if weights_as == "constants":
         params = jax_params(weights)
-        fn = jax.jit(lambda x: spec.build(_JaxOps(params), x))
+        fn = jax.jit(lambda x: spec.build(_JaxOps(params, form), x))
         return jax.export.export(fn, platforms=["cpu"])(image)
     if weights_as == "arguments":
         names = sorted(weights)
 
         def fn(x, *values):
-            return spec.build(_JaxOps(dict(zip(names, values))), x)
+            return spec.build(_JaxOps(dict(zip(names, values)), form), x)
 
         specs = [jax.ShapeDtypeStruct(_jax_shape(n, weights[n].shape), jnp.float32)
                  for n in names]
         return jax.export.export(jax.jit(fn), platforms=["cpu"])(image, *specs)
     raise ValueError(f"weights_as must be 'constants' or 'arguments', got {weights_as!r}")
+
+
+def export_text(exported) -> str:
+    """The module of `exported` as MLIR text whose float constants of more than one
+    element are `dense_resource` blobs (torch-mlir's way of writing weights)."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    from stablehlo_bnfold import io as sio
+
+    context = sio.make_context()
+    module = sio.load(exported.mlir_module_serialized, context).module
+    blobs = []
+    with context:
+        def visit(op):
+            if op.name == "stablehlo.constant":
+                attr = op.attributes["value"]
+                if isinstance(attr, ir.DenseElementsAttr) and not attr.is_splat:
+                    shaped = ir.ShapedType(attr.type)
+                    if isinstance(shaped.element_type, ir.F32Type):
+                        array = np.array(attr, dtype=np.float32)
+                        blobs.append(array)
+                        op.attributes["value"] = ir.DenseResourceElementsAttr.get_from_buffer(
+                            memoryview(array), f"w{len(blobs)}", attr.type)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        return str(module)
 
 
 # --- the equivalent nn.Module -------------------------------------------------------------

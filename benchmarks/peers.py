@@ -11,10 +11,13 @@ nodes survive) and reports what it offers:
 | peer          | pass                                               | e2e                          |
 | ------------- | -------------------------------------------------- | ---------------------------- |
 | torch.fx      | `fuse(module)` (symbolic trace, copy, fuse)         | none: no serialized form     |
+| torch         | `fuse_conv_bn_eval(conv, bn)` on every pair, no trace or copy of the rest | none |
 | onnxoptimizer | `optimize(proto, ["fuse_bn_into_conv"])`           | bytes -> proto -> bytes      |
 | onnxruntime   | none: folding happens inside session creation      | `InferenceSession(bytes)` at ORT_ENABLE_BASIC writing `optimized_model_filepath` |
 | onnxscript    | `rewriter.rewrite(ir_model, [fuse_batchnorm_*])`   | bytes -> ir -> bytes         |
 | tvm           | `FoldBatchnormToConv2D` then `FoldConstant`        | bytes -> `from_onnx` -> pass (TVM writes no ONNX) |
+| onnxsim       | none: `simplify(proto)` runs all its passes         | proto -> `simplify` -> bytes |
+| onnxslim      | none: `slim(proto)` runs all its passes             | proto -> `slim` -> bytes     |
 
 A peer that is not installed, or that fails, is reported with its error instead of times.
 """
@@ -58,6 +61,60 @@ def _torch_fx(net, onnx_bytes, repeats):
     times = interleaved_medians({"pass": Case(lambda _: fuse(net))}, repeats)
     return {"pass": times["pass"], "e2e": None, "folded": before - after,
             "version": torch.__version__}
+
+
+def torch_pairs(net) -> list:
+    """(conv, bn) module pairs of `net` in call order (models.torch_module's naming)."""
+    import torch
+
+    modules = dict(net.named_modules())
+    return [(modules[name[: -len("_bn")] + "_conv"], module)
+            for name, module in modules.items()
+            if isinstance(module, torch.nn.BatchNorm2d)]
+
+
+def torch_fuse_pairs(pairs) -> list:
+    """torch's own per-pair fold, `fuse_conv_bn_eval`, on every pair: the fold without
+    tracing or copying the model (each call deep-copies the convolution it returns)."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+
+    return [fuse_conv_bn_eval(conv, bn) for conv, bn in pairs]
+
+
+def _torch(net, onnx_bytes, repeats):
+    import torch
+
+    pairs = torch_pairs(net)
+    times = interleaved_medians({"pass": Case(lambda _: torch_fuse_pairs(pairs))}, repeats)
+    return {"pass": times["pass"], "e2e": None, "folded": len(pairs),
+            "version": torch.__version__}
+
+
+def _onnxsim(net, onnx_bytes, repeats):
+    import onnx
+    import onnxsim
+
+    def e2e(_):
+        model, _ok = onnxsim.simplify(onnx.load_from_string(onnx_bytes))
+        return model.SerializeToString()
+
+    folded = _bn_nodes(onnx.load_from_string(onnx_bytes)) - _bn_nodes(
+        onnx.load_from_string(e2e(None)))
+    times = interleaved_medians({"e2e": Case(e2e)}, repeats)
+    return {"pass": None, **times, "folded": folded, "version": onnxsim.__version__}
+
+
+def _onnxslim(net, onnx_bytes, repeats):
+    import onnx
+    import onnxslim
+
+    def e2e(_):
+        return onnxslim.slim(onnx.load_from_string(onnx_bytes)).SerializeToString()
+
+    folded = _bn_nodes(onnx.load_from_string(onnx_bytes)) - _bn_nodes(
+        onnx.load_from_string(e2e(None)))
+    times = interleaved_medians({"e2e": Case(e2e)}, repeats)
+    return {"pass": None, **times, "folded": folded, "version": onnxslim.__version__}
 
 
 def _onnxoptimizer(net, onnx_bytes, repeats):
@@ -170,6 +227,9 @@ PEERS: dict[str, Callable] = {
     "onnxruntime": _onnxruntime,
     "onnxscript": _onnxscript,
     "tvm": _tvm,
+    "torch": _torch,
+    "onnxsim": _onnxsim,
+    "onnxslim": _onnxslim,
 }
 """Every peer by name, in table order."""
 
@@ -177,7 +237,7 @@ PEERS: dict[str, Callable] = {
 def run_peer(name: str, net, onnx_bytes: bytes | None, repeats: int) -> dict:
     """One peer's times, or {"error": ...} when it is missing or fails."""
     try:
-        if onnx_bytes is None and name != "torch.fx":
+        if onnx_bytes is None and name not in ("torch.fx", "torch"):
             return {"error": "no ONNX model (export failed)"}
         return PEERS[name](net, onnx_bytes, repeats)
     except Exception as error:  # a peer's failure is a result, not a crash of the harness

@@ -12,6 +12,10 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["testdata", "python", "lit.cfg.py"]
 config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+# lit clears the environment: keep PYTHONPATH so a checkout that points it at its own
+# python/ tests that code, not the installed copy.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 
 _opt = shutil.which("stablehlo-bnfold-opt", path=config.environment["PATH"])
 if _opt is None:

@@ -13,10 +13,12 @@ itself and frees its buffer after parsing, and the output is streamed to the fil
 
 from __future__ import annotations
 
+import binascii
 import codecs
 import contextlib
 import enum
 import io as _stdio
+import mmap
 import os
 import re
 import stat
@@ -96,12 +98,14 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise FoldError(_not_mlir(source)) from None
-    if not data or (isinstance(data, str) and not data.strip()):
+    # isspace stops at the first other character; strip() would copy the whole text.
+    if not data or (isinstance(data, str) and data.isspace()):
         raise FoldError(f"{source}: input is empty")
     fmt, version = sniff(data[:4096]) if isinstance(data, bytes) else (Format.TEXT, None)
     if fmt is Format.PORTABLE:
         return _load(lambda: stablehlo.deserialize_portable_artifact(context, data), context, fmt, version, source)
-    return _load(lambda: ir.Module.parse(data), context, fmt, version, source)
+    text = (lambda: data) if fmt is Format.TEXT else None
+    return _load(lambda: ir.Module.parse(data), context, fmt, version, source, text)
 
 
 def load_file(path: str, context: ir.Context) -> Loaded:
@@ -132,7 +136,17 @@ def load_file(path: str, context: ir.Context) -> Loaded:
         def parse() -> ir.Module:
             return ir.Module.parseFile(path)
 
-    return _load(parse, context, fmt, version, path)
+    text = (lambda: _mapped(path)) if fmt is Format.TEXT else None
+    return _load(parse, context, fmt, version, path, text)
+
+
+def _mapped(path: str) -> mmap.mmap | bytes:
+    """The file at `path`, mapped read-only (its pages stay the page cache's)."""
+    with open(path, "rb") as handle:
+        try:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # not mappable (or empty): read it
+            return handle.read()
 
 
 def sniff(head: bytes) -> tuple[Format, str | None]:
@@ -203,9 +217,16 @@ found by fuzzing (docs/reliability.md). What such a read left in them is small."
 
 
 def _load(
-    parse: Callable[[], ir.Module], context: ir.Context, fmt: Format, version: str | None, source: str
+    parse: Callable[[], ir.Module],
+    context: ir.Context,
+    fmt: Format,
+    version: str | None,
+    source: str,
+    text: Callable[[], str | bytes | mmap.mmap] | None = None,
 ) -> Loaded:
-    """Run `parse`, legalize VHLO, verify; every MLIR error becomes one FoldError line."""
+    """Run `parse`, legalize VHLO, verify, inline resources (reading their blobs from
+    `text()`, the parsed text, when it has them); every MLIR error becomes one FoldError
+    line."""
     errors: list[str] = []
 
     def collect(diagnostic: ir.Diagnostic) -> bool:
@@ -243,7 +264,7 @@ def _load(
             raise FoldError(errors[0] if errors else f"{source}: module does not verify")
         if context.allow_unregistered_dialects:
             _check_operation_names(module, source)
-        inline_resources(module)
+        inline_resources(module, text)
     return Loaded(module, fmt, version, source)
 
 
@@ -311,40 +332,117 @@ def _is_vhlo(op: ir.OpView) -> bool:
     return op.operation.name.startswith("vhlo.")
 
 
-_RESOURCE_ENTRY = re.compile(r'^\s*"?([^":\s]+)"?\s*:\s*"0x([0-9A-Fa-f]*)"', re.MULTILINE)
-
-
-def inline_resources(module: ir.Module) -> int:
+def inline_resources(
+    module: ir.Module, text: Callable[[], str | bytes | mmap.mmap] | None = None
+) -> int:
     """Turn `dense_resource` constants (torch-mlir's weights) into `dense` ones; returns
     how many. jaxlib can create resource blobs but not read them back, and a portable
-    artifact cannot hold them, so their bytes are read from the module's printed resource
-    section: `name: "0x<4-byte alignment><raw little-endian data>"`, exact.
+    artifact cannot hold them, so their bytes are read from a printed resource section:
+    `name: "0x<4-byte alignment><raw little-endian data>"`, exact.
+
+    Finding them costs a walk over the ops and a type check per constant; nothing is
+    printed unless a constant is a resource. The section is then read from `text()`, the
+    text `module` was parsed from, when its blob names are exactly those the module's
+    constants use (MLIR renames a blob whose name its context already holds, so a
+    context that parsed other resources first falls back); otherwise from the module
+    printed with its `dense` constants elided, so that only the blobs are formatted.
     """
-    constants = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "stablehlo.constant" and str(op.attributes["value"]).startswith(
-            "dense_resource<"
-        ):
-            constants.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    constants = _resource_constants(module)
     if not constants:
         return 0
-    text = str(module)
-    section = text[text.rfind("dialect_resources") :]
-    blobs = {name: bytes.fromhex(data) for name, data in _RESOURCE_ENTRY.findall(section)}
-    for op in constants:
-        attr = op.attributes["value"]
-        name = str(attr)[len("dense_resource<") : str(attr).index(">")].strip('"')
-        tensor_type = ir.RankedTensorType(attr.type)
+    names = {name for _, name in constants}
+    blobs = _resource_blobs(text()) if text is not None else None
+    if blobs is None or set(blobs) != names:
+        printed = _stdio.BytesIO()
+        module.operation.print(
+            large_elements_limit=16, large_resource_limit=1 << 62, file=printed, binary=True
+        )
+        blobs = _resource_blobs(printed.getvalue()) or {}
+    for op, name in constants:
+        tensor_type = ir.RankedTensorType(op.attributes["value"].type)
         dtype = float_dtype(tensor_type.element_type)
         if name not in blobs or dtype is None:
             continue  # left as it is: patterns see a constant they cannot read
-        values = np.frombuffer(blobs[name][4:], dtype=dtype.newbyteorder("<"))
+        values = np.frombuffer(_unhex(blobs[name]), dtype=dtype.newbyteorder("<"), offset=4)
         op.attributes["value"] = dense_attr(values.reshape(tensor_type.shape), tensor_type)
     return len(constants)
+
+
+def _resource_constants(module: ir.Module) -> list[tuple[ir.Operation, str]]:
+    """Every constant whose value is a `dense_resource` attribute, with its blob's name.
+    jaxlib gives resource attributes as plain `ir.Attribute`s, so they are told apart by
+    a cast, tried only on what is not already a dense attribute; printing one is cheap
+    (`dense_resource<name> : type`, no data)."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _CONSTANTS:
+            attr = op.attributes["value"]
+            if not isinstance(attr, ir.DenseElementsAttr):
+                try:
+                    ir.DenseResourceElementsAttr(attr)
+                except ValueError:
+                    return ir.WalkResult.ADVANCE
+                text = str(attr)
+                name = text[len("dense_resource<") : text.rindex(">", 0, text.rindex(":"))]
+                found.append((op, name[1:-1] if name.startswith('"') else name))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+_CONSTANTS = ("stablehlo.constant", "arith.constant")
+
+
+def _resource_blobs(text) -> dict[str, tuple[object, int, int]] | None:
+    """Where each blob of the builtin dialect's resources at the end of `text` (str,
+    bytes or an mmap) lies: name -> (text, start, end) of its hex digits after "0x"; None
+    when `text` has no such section. Other dialects' resources (which may reuse a name)
+    are not read. Scanned with `find`, not a regular expression: the section is most of
+    a torch-mlir file (two hex digits per byte)."""
+    is_str = isinstance(text, str)
+    opening, value, quote, colon, close = (
+        ("{-#", '"0x', '"', ":", "}") if is_str else (b"{-#", b'"0x', b'"', b":", b"}")
+    )
+    # The section follows the (small) body: a forward search finds it sooner than rfind
+    # through the hex. An earlier "{-#" (in a string) only adds names, which the caller's
+    # check against the module's own names turns away.
+    start = text.find(opening)
+    if start < 0:
+        return None
+    builtin = (_BUILTIN if is_str else _BUILTIN_BYTES).search(text, start)
+    if builtin is None:
+        return None
+    pos, stop = builtin.end(), text.find(close, builtin.end())
+    stop = len(text) if stop < 0 else stop
+    blobs = {}
+    while 0 <= (begin := text.find(value, pos, stop)):
+        end = text.find(quote, begin + 3, stop)
+        if end < 0:
+            break
+        head = text[pos:begin]
+        key = head[: head.rindex(colon)] if colon in head else head
+        key = (key if is_str else key.decode("utf-8", "replace")).strip()
+        if key.endswith('"'):
+            key = key[key.rindex('"', 0, len(key) - 1) + 1 : -1]
+        else:
+            key = re.split(r"[\s{,]", key)[-1]
+        blobs[key] = (text, begin + 3, end)
+        pos = end + 1
+    return blobs
+
+
+_BUILTIN = re.compile(r"\bbuiltin\s*:\s*\{")
+_BUILTIN_BYTES = re.compile(rb"\bbuiltin\s*:\s*\{")
+
+
+def _unhex(where: tuple[object, int, int]) -> bytes:
+    """The bytes of a blob's hex digits; bytes and mmaps are read in place."""
+    text, start, end = where
+    if isinstance(text, str):
+        return binascii.a2b_hex(text[start:end])
+    return binascii.a2b_hex(memoryview(text)[start:end])
 
 
 def dump(

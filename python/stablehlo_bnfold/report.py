@@ -9,6 +9,7 @@ invalidates when it erases ops.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 from dataclasses import asdict, dataclass, field
@@ -141,13 +142,29 @@ def _unescape(name: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def op_key(op: ir.Operation) -> int:
+    """The address of the MLIR operation behind `op`. Python handles to one op are not
+    unique while the pass rewrites (the bindings may hand out a new one, with a new hash,
+    after an operand of the op was replaced); its address stays while the op lives."""
+    return _capsule_pointer(op._CAPIPtr, b"jaxlib.mlir.ir.Operation._CAPIPtr")
+
+
 @dataclass
 class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[Fold] = field(default_factory=list)
-    skips: dict[tuple[int, str], Skip] = field(default_factory=dict)
+    folds: list[tuple[ir.Location, str, str, str]] = field(default_factory=list)
+    """(location, pattern, op, producer) of each fold; made into `Fold`s by `finish`."""
+    skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
+    """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
+    described once, in `finish`: the driver retries ops, and printing a location costs
+    more than the rest of a skip."""
     errors: list[str] = field(default_factory=list)
     built: set[int] = field(default_factory=set)
     """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
@@ -157,21 +174,25 @@ class Recorder:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
         input (a bias add a fold built, passed on into the next linear op, continues that
         fold), so they are not reported."""
-        self.built.add(hash(op))
+        self.built.add(op_key(op))
+
+    def was_built(self, op: ir.OpView) -> bool:
+        """Whether a pattern built `op`."""
+        return op_key(op.operation) in self.built
 
     def skip(self, op: ir.OpView, pattern: str, reason: str) -> None:
-        if hash(op.operation) not in self.built:
+        if op_key(op.operation) not in self.built:
             self.keep(op, pattern, reason)
 
     def keep(self, op: ir.OpView, pattern: str, reason: str) -> None:
         """Record why `op` stays, also when a fold built it to keep what it could not fold."""
-        key = (hash(op.operation), pattern)
-        self.skips[key] = Skip(self._where(op), pattern, op.operation.name, reason)
+        key = (op_key(op.operation), pattern)
+        self.skips[key] = (op.location, pattern, op.operation.name, reason)
 
     def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
-        self.skips.pop((hash(op.operation), pattern), None)
-        if hash(op.operation) not in self.built:
-            self.folds.append(Fold(self._where(op), pattern, op.operation.name, producer))
+        self.skips.pop((op_key(op.operation), pattern), None)
+        if op_key(op.operation) not in self.built:
+            self.folds.append((op.location, pattern, op.operation.name, producer))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):
@@ -190,10 +211,17 @@ class Recorder:
         alive: set[int] = set()
 
         def visit(op: ir.Operation) -> ir.WalkResult:
-            alive.add(hash(op))
+            alive.add(op_key(op))
             return ir.WalkResult.ADVANCE
 
         if self.skips:
             module.operation.walk(visit)
-        skips = tuple(s for (key, _), s in self.skips.items() if key in alive)
-        return FoldReport(tuple(self.folds), skips)
+
+        def where(location: ir.Location) -> str:
+            return describe_location(location, self.source)
+
+        folds = tuple(Fold(where(loc), *rest) for loc, *rest in self.folds)
+        skips = tuple(
+            Skip(where(loc), *rest) for (key, _), (loc, *rest) in self.skips.items() if key in alive
+        )
+        return FoldReport(folds, skips)

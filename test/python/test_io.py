@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 from helpers import read_testdata
+import numpy as np
+from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 from test_cli import (
     BYTECODE_MAGIC,
@@ -167,6 +169,51 @@ def test_a_portable_artifact_that_cannot_be_written_says_why_in_both_writers():
             r"m\.mlir: cannot write a portable artifact: failed to legalize .*",
             str(raised.value),
         ), (consume, str(raised.value))
+
+
+_RESOURCES = """
+func.func @main() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf16>) {
+  %a = stablehlo.constant dense_resource<first> : tensor<2xf32>
+  %b = stablehlo.constant dense_resource<first_1> : tensor<2xf32>
+  %c = stablehlo.constant dense_resource<"third: c"> : tensor<2xf16>
+  return %a, %b, %c : tensor<2xf32>, tensor<2xf32>, tensor<2xf16>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      first: "0x040000000000C03F00002040",
+      first_1: "0x04000000000080BF0000803F",
+      "third: c": "0x02000000003C00C0"
+    }
+  }
+#-}
+"""
+_RESOURCE_VALUES = [[1.5, 2.5], [-1.0, 1.0], [1.0, -2.0]]
+
+
+def _constant_values(module) -> list[list[float]]:
+    ops = list(module.body.operations[0].regions[0].blocks[0].operations)[:3]
+    return [np.asarray(op.attributes["value"]).tolist() for op in ops]
+
+
+def test_dense_resource_blobs_become_the_same_dense_constants_from_text_bytecode_and_a_reused_context():
+    # From the text's own resource section (a quoted name included), from bytecode (the
+    # module printed with dense constants elided), and in a context that already holds a
+    # blob named "first": MLIR renames the new "first" to "first_1" and "first_1" to
+    # "first_1_1", so the text's names point at the wrong blobs and the printed module
+    # must be read instead.
+    context = bnio.make_context()
+    assert _constant_values(bnio.load(_RESOURCES, context).module) == _RESOURCE_VALUES
+    with context:
+        buffer = io.BytesIO()
+        ir.Module.parse(_RESOURCES).operation.write_bytecode(buffer)
+    from_bytecode = bnio.load(buffer.getvalue(), bnio.make_context()).module
+    assert _constant_values(from_bytecode) == _RESOURCE_VALUES
+    reused = bnio.make_context()
+    bnio.load(_RESOURCES, reused)
+    again = bnio.load(_RESOURCES, reused).module
+    assert _constant_values(again) == _RESOURCE_VALUES
+    assert "dense_resource" not in str(again)
 
 
 # A sharded module as jax.export holds it: Shardy's mesh, shardings and a constraint.

@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 
 import flax.linen as nn
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax_models import Block, ConvNet, NormalizedHead, NormOnly, block_variables, export_block
+from helpers import LINEAR_OPS, relative_error
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
@@ -23,24 +24,6 @@ from jaxlib.mlir import ir
 import stablehlo_bnfold
 
 BN_OPS = {"stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.batch_norm_inference"}
-LINEAR_OPS = {"stablehlo.convolution", "stablehlo.dot_general"}
-
-
-class ConvNet(nn.Module):
-    """conv + bias + BN + relu, a grouped conv + BN, then dense + BN: what ResNet-style and
-    MobileNet-style models are made of."""
-
-    dtype: object = jnp.float32
-
-    @nn.compact
-    def __call__(self, x):
-        x = nn.Conv(8, (3, 3), dtype=self.dtype)(x)
-        x = nn.relu(nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x))
-        x = nn.Conv(8, (3, 3), feature_group_count=8, use_bias=False, dtype=self.dtype)(x)
-        x = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
-        x = x.reshape((x.shape[0], -1))
-        x = nn.Dense(4, use_bias=False, dtype=self.dtype)(x)
-        return nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,19 +45,18 @@ CASES = [
 
 
 def _variables(model: nn.Module, x: np.ndarray):
-    variables = model.init(jax.random.PRNGKey(0), x)
     # Non-trivial statistics, so a fold that ignored one of them would show.
-    rng = np.random.default_rng(1)
-    return jax.tree.map(lambda a: a + rng.uniform(0.1, 0.9, a.shape).astype(a.dtype), variables)
+    return block_variables(Block("model", model, x.shape), offsets=(0.1, 0.9))
 
 
 def _export(case: Case, model: nn.Module, variables, x: np.ndarray) -> export.Exported:
-    batch = export.symbolic_shape("b")[0] if case.symbolic_batch else x.shape[0]
-    spec = jax.ShapeDtypeStruct((batch, *x.shape[1:]), x.dtype)
-    kwargs = {"platforms": case.platforms} if case.platforms else {}
-    if case.weights_as_arguments:
-        return export.export(jax.jit(model.apply), **kwargs)(variables, spec)
-    return export.export(jax.jit(lambda x: model.apply(variables, x)), **kwargs)(spec)
+    return export_block(
+        Block(case.name, model, x.shape),
+        variables,
+        weights_as_arguments=case.weights_as_arguments,
+        symbolic_batch=case.symbolic_batch,
+        platforms=case.platforms,
+    )
 
 
 def activation_sized_bn_ops(exported: export.Exported) -> list[str]:
@@ -93,11 +75,6 @@ def activation_sized_bn_ops(exported: export.Exported) -> list[str]:
 
         module.operation.walk(visit)
     return [name for name, type_ in candidates if type_ in linear_types]
-
-
-def relative_error(a, b) -> float:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
@@ -139,11 +116,6 @@ def test_flax_bf16_compute_folds_without_losing_more_than_the_original():
 
 
 def test_batch_norm_without_a_linear_producer_is_left_untouched():
-    class NormOnly(nn.Module):
-        @nn.compact
-        def __call__(self, x):
-            return nn.BatchNorm(use_running_average=True)(x)
-
     x = np.random.default_rng(0).standard_normal((2, 4, 4, 3)).astype(np.float32)
     variables = _variables(NormOnly(), x)
     exported = _export(Case("norm"), NormOnly(), variables, x)
@@ -152,19 +124,6 @@ def test_batch_norm_without_a_linear_producer_is_left_untouched():
 
     assert folded.mlir_module() == exported.mlir_module()
     assert report.folded == 0
-
-
-class NormalizedHead(nn.Module):
-    """Batch norm *before* linear ops: input normalization before a VALID convolution, and a
-    BNNeck (batch norm on the embedding) before the dense classifier."""
-
-    @nn.compact
-    def __call__(self, x):
-        x = nn.BatchNorm(use_running_average=True)(x)
-        x = nn.relu(nn.Conv(4, (3, 3), padding="VALID")(x))
-        x = x.reshape((x.shape[0], -1))
-        x = nn.BatchNorm(use_running_average=True)(x)
-        return nn.Dense(10)(x)
 
 
 def test_flax_batch_norm_before_a_valid_conv_and_a_dense_layer_folds_into_them():

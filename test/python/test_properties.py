@@ -22,6 +22,9 @@ Invariants:
   in scale, weights that would overflow f16) of `batch_norm_inference` comes back exactly
   as MLIR prints the input, with the reason in the report; a decomposed one keeps its
   unsafe step, with the reason. Only the second user applies to arguments;
+- (f) input side: a batch norm, x * s + t or x * (r * s) + t read by 1 to 3 convolutions, values as
+  constants or as arguments, folds into every one of them (or leaves one add x + t / s
+  that all of them read, with the reason) and computes the same outputs;
 - (e) the folded module round-trips through MLIR bytecode and StableHLO portable artifacts
   (the oldest and the current version), and folding either of those gives the same module
   as folding the text.
@@ -777,6 +780,197 @@ def test_batch_norm_before_a_convolution_folds_into_it_and_computes_the_same(con
     scale = np.maximum(np.maximum(bound, np.max(np.abs(expected))), np.finfo(np.float64).tiny)
     error = np.max(np.abs(actual - expected) / scale)
     assert error <= TOLERANCE[conv.dtype], f"error {error:.3g} > {TOLERANCE[conv.dtype]:.3g}"
+
+
+# --- input side: several linear consumers, weights as arguments ---------------------------
+
+
+@dataclass(frozen=True)
+class Consumers:
+    """A per-feature affine map over `@main`'s x read by `count` convolutions of the shape
+    of `conv` (each its own kernel, drawn from `conv.seed + i`; consumer i adds its own
+    bias when `own_bias[i]`). `form` is a `batch_norm_inference` (constant statistics),
+    `x * s + t`, or `x * (r * s) + t` with r a constant that varies per position (Flax's
+    LayerNorm: the scale split off the product); with `params` "arguments" the kernels,
+    biases, s and t are arguments of `@main` after x (a batch norm's statistics and r stay
+    constants)."""
+
+    conv: Conv
+    count: int
+    own_bias: tuple[bool, ...]
+    form: str
+    params: str
+
+
+@st.composite
+def consumers(draw) -> Consumers:
+    params = draw(st.sampled_from(PARAMS))
+    conv = draw(convolutions(elements=("f32", "f64"), forms=("batch_norm_inference",), params=("constants",)))
+    if params == "arguments":
+        # In the graph the scale cannot be laid over a grouped kernel, and the shift that
+        # stays before a padded one needs constants (both refused, with the reason).
+        assume(conv.feature_groups == 1 and _reads_every_tap(conv))
+    count = draw(st.integers(1, 3))
+    own_bias = tuple(draw(st.booleans()) for _ in range(count))
+    form = draw(st.sampled_from(("batch_norm_inference", "scale_shift", "split")))
+    return Consumers(conv, count, own_bias, form, params)
+
+
+def _reads_every_tap(conv: Conv) -> bool:
+    return all(lo <= 0 and hi <= 0 for lo, hi in conv.pad) and all(d == 1 for d in conv.lhs_dilate)
+
+
+def _consumers_text(case: Consumers, bound: bool = False) -> tuple[str, list[np.ndarray]]:
+    """(text, values of the arguments after x). With `bound`: the f64 module of |values|
+    (a batch norm of scale |scale|, mean -|mean| and offset |offset|) that, run on |x|,
+    bounds every value the original or the folded one computes."""
+    conv = case.conv
+    rng = np.random.default_rng(conv.seed)
+    c = conv.in_features
+    affine = {
+        "scale": rng.uniform(0.5, 1.5, c) * rng.choice([-1.0, 1.0], c),
+        "offset": rng.normal(0.0, 0.5, c),
+        "mean": rng.normal(0.0, 0.5, c),
+        "variance": rng.uniform(0.3, 2.0, c),
+    }
+    fan_in = (c // conv.feature_groups) * int(np.prod(conv.kernel_spatial))
+    kernels = [np.random.default_rng(conv.seed + i).standard_normal(conv.kernel_shape) / np.sqrt(fan_in)
+               for i in range(case.count)]
+    biases = [np.random.default_rng(conv.seed + 7 * i + 1).normal(0.0, 0.2, conv.out_features)
+              for i in range(case.count)]
+    e = conv.element
+    if bound:
+        rounded = lambda v: np.asarray(v).astype(conv.dtype).astype(np.float64)  # noqa: E731
+        affine = {k: rounded(v) for k, v in affine.items()}
+        affine.update(scale=np.abs(affine["scale"]), offset=np.abs(affine["offset"]), mean=-np.abs(affine["mean"]))
+        kernels = [np.abs(rounded(k)) for k in kernels]
+        biases = [np.abs(rounded(b)) for b in biases]
+        e = "f64"
+    feature = conv.input_layout.index("f")
+    xt, yt = _tensor(conv.input_shape, e), _tensor(conv.output_shape, e)
+    vector, out_vector = _tensor((c,), e), _tensor((conv.out_features,), e)
+    arguments: list[tuple[str, str, np.ndarray]] = []
+    lines: list[str] = []
+
+    def value(name: str, values: np.ndarray, shape_type: str) -> str:
+        if case.params == "arguments" and not bound:
+            arguments.append((name, shape_type, np.asarray(values).astype(conv.dtype)))
+        else:
+            lines.append(_constant(name, values, e))
+        return f"%{name}"
+
+    if case.form == "batch_norm_inference":
+        for name, v in affine.items():
+            lines.append(_constant(name, v, e))
+        epsilon = repr(float(np.float32(conv.epsilon)))
+        lines.append(
+            f'  %a = "stablehlo.batch_norm_inference"(%x, %scale, %offset, %mean, %variance) '
+            f"{{epsilon = {epsilon} : f32, feature_index = {feature} : i64}}"
+            f" : ({xt}, {vector}, {vector}, {vector}, {vector}) -> {xt}")
+    else:
+        s = value("s", affine["scale"], vector)
+        t = value("t", affine["offset"], vector)
+        lines += [
+            f"  %s_b = stablehlo.broadcast_in_dim {s}, dims = [{feature}] : ({vector}) -> {xt}",
+            f"  %t_b = stablehlo.broadcast_in_dim {t}, dims = [{feature}] : ({vector}) -> {xt}",
+        ]
+        if case.form == "split":
+            # Flax's LayerNorm: x * (r * s) + t, a per-position factor r times the scale.
+            r = rng.uniform(0.5, 1.5, conv.input_shape)
+            lines += [
+                _constant("r", np.abs(r) if bound else r, e),
+                f"  %rs = stablehlo.multiply %r, %s_b : {xt}",
+                f"  %m = stablehlo.multiply %x, %rs : {xt}",
+            ]
+        else:
+            lines.append(f"  %m = stablehlo.multiply %x, %s_b : {xt}")
+        lines.append(f"  %a = stablehlo.add %m, %t_b : {xt}")
+    results = []
+    for i in range(case.count):
+        k = value(f"k{i}", kernels[i], _tensor(conv.kernel_shape, e))
+        lines.append(_convolution(conv, f"%c{i}", "%a", k, e))
+        result = f"%c{i}"
+        if case.own_bias[i]:
+            b = value(f"b{i}", biases[i], out_vector)
+            lines += [
+                f"  %b{i}_b = stablehlo.broadcast_in_dim {b}, dims = [{conv.feature_index}] : ({out_vector}) -> {yt}",
+                f"  %y{i} = stablehlo.add %c{i}, %b{i}_b : {yt}",
+            ]
+            result = f"%y{i}"
+        results.append(result)
+    signature = ", ".join([f"%x: {xt}"] + [f"%{name}: {t}" for name, t, _ in arguments])
+    text = "\n".join([
+        f"func.func @main({signature}) -> ({', '.join([yt] * case.count)}) {{",
+        *lines,
+        f"  return {', '.join(results)} : {', '.join([yt] * case.count)}",
+        "}",
+        "",
+    ])
+    return text, [v for _, _, v in arguments]
+
+
+def _convolution_inputs(text: str) -> list[str]:
+    """For each convolution of `@main`, what it reads: "x", "x * r" (x times a value that
+    is not x), either of those "+ c", else the name of the op it reads."""
+    with make_ir_context():
+        module = ir.Module.parse(text)
+        main = next(op for op in module.body.operations if op.sym_name.value == "main")
+        x = main.regions[0].blocks[0].arguments[0]
+
+        def describe(value: ir.Value) -> str:
+            if value == x:
+                return "x"
+            owner = value.owner
+            if owner.name == "stablehlo.multiply" and x in list(owner.operands):
+                return "x * r"
+            if owner.name == "stablehlo.add":
+                inner = [describe(v) for v in owner.operands]
+                for d in inner:
+                    if d in ("x", "x * r"):
+                        return d + " + c"
+            return owner.name
+
+        return [
+            describe(op.operands[0])
+            for op in main.regions[0].blocks[0].operations
+            if op.operation.name == "stablehlo.convolution"
+        ]
+
+
+@examples(ci=60)
+@given(case=consumers(), data_seed=st.integers(0, 2**32 - 1))
+def test_an_affine_map_before_several_convolutions_folds_into_each_and_computes_the_same(case, data_seed):
+    """A batch norm, x * s + t or x * (r * s) + t read by 1 to 3 convolutions, values as
+    constants or as arguments: every convolution then reads x itself (x * r), or all of
+    them read one add x + t / s (the shift before a padded convolution, or where bias adds after each would
+    not remove an op), with the reason in the report; XLA computes the same outputs."""
+    text, parameters = _consumers_text(case)
+    folded, report = fold(text)
+    assert count_batch_norms(folded) == 0, report.to_text()
+    inputs = _convolution_inputs(folded)
+    assert len(inputs) == case.count
+    # The split form keeps x * r, the per-position factor the scale was split off.
+    reads = "x * r" if case.form == "split" else "x"
+    assert set(inputs) in ({reads}, {reads + " + c"}), (inputs, report.to_text())
+    kept = {s.reason for s in report.skips}
+    if inputs[0] == reads:
+        assert kept == set(), report.to_text()
+    else:
+        assert len(kept) == 1 and kept <= {
+            "convolution pads or dilates its input: the shift cannot pass its zeros",
+            "folding would add as many activation-sized ops as it removes",
+            "folding would move an add onto a larger tensor",
+        }, report.to_text()
+
+    x = np.random.default_rng(data_seed).standard_normal(case.conv.input_shape).astype(case.conv.dtype)
+    expected = run_on_cpu(text, [x, *parameters])
+    actual = run_on_cpu(folded, [x, *parameters])
+    bounds = run_on_cpu(_consumers_text(case, bound=True)[0], [np.abs(x.astype(np.float64))])
+    for e, a, b in zip(expected, actual, bounds):
+        e, a = e.astype(np.float64), a.astype(np.float64)
+        scale = np.maximum(np.maximum(b, np.max(np.abs(e))), np.finfo(np.float64).tiny)
+        error = np.max(np.abs(a - e) / scale)
+        assert error <= TOLERANCE[case.conv.dtype], f"error {error:.3g} > {TOLERANCE[case.conv.dtype]:.3g}"
 
 
 # --- (d) unsafe variants are left as they were, and the report says why --------------------

@@ -1,7 +1,8 @@
 """Every module in test/testdata, folded and run through XLA on the CPU against the original.
 
 The expectations live in each file's header (see test/testdata/generate.py):
-`// EXPECT-BATCH-NORMS-LEFT: n` and one `// EXPECT-SKIP: reason` per batch norm left alone.
+`// EXPECT-BATCH-NORMS-LEFT: n`, one `// EXPECT-SKIP: reason` per batch norm left alone, and
+for decomposed batch norms `// EXPECT-FOLDS: n`.
 """
 
 from __future__ import annotations
@@ -34,5 +35,8 @@ def test_folded_module_computes_what_the_original_computes(path):
     (left,) = _header(text, "EXPECT-BATCH-NORMS-LEFT")
     # A fixed seed per file: the same inputs on every run, different inputs per module.
     seed = zlib.crc32(path.name.encode())
-    compared = fold_and_compare(text, seed=seed, batch_norms_left=int(left))
+    folds = [int(n) for n in _header(text, "EXPECT-FOLDS")]
+    compared = fold_and_compare(
+        text, seed=seed, batch_norms_left=int(left), folds=folds[0] if folds else None
+    )
     assert sorted(s.reason for s in compared.report.skips) == sorted(_header(text, "EXPECT-SKIP"))

@@ -14,6 +14,7 @@ Every file opens with a header the runner reads:
 
     // EXPECT-BATCH-NORMS-LEFT: <n>    batch_norm_inference ops left after folding
     // EXPECT-SKIP: <reason>           a reason the report must give (one line per skip)
+    // EXPECT-FOLDS: <n>                folds the report lists, where not one per batch norm
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class Case:
     build: Callable[[Builder], str]
     batch_norms_left: int = 0
     skips: tuple[str, ...] = ()
+    folds: int | None = None
+    """Folds the report must count, for modules whose batch norms are decomposed (by
+    default one per batch_norm_inference removed)."""
 
 
 class Builder:
@@ -233,6 +237,96 @@ def two_blocks(b: Builder) -> str:
     return b.function([("%x", first.x)], [(bn2, second.y)])
 
 
+def _dense(b: Builder, name: str, x: str, shape: tuple[int, int], out: int, bias: bool) -> str:
+    """`%name = x . W [+ b]`, x of `shape` [T, D], W [D, out] with random constants."""
+    w = b.kernel(f"{name}_w", (shape[1], out), shape[1])
+    y = (shape[0], out)
+    b.op(f"%{name}_mm = stablehlo.dot_general {x}, {w}, contracting_dims = [1] x [0] : "
+         f"({b.type(shape)}, {b.type((shape[1], out))}) -> {b.type(y)}")
+    return b.bias(name, f"%{name}_mm", y, 1) if bias else f"%{name}_mm"
+
+
+def _row_statistic(b: Builder, name: str, x: str, shape: tuple[int, int], square: bool) -> str:
+    """`%name`: the mean over the feature axis of x (of x * x with `square`), broadcast back
+    to `shape`, as Flax's LayerNorm and RMSNorm compute it."""
+    t, d = shape
+    full, row = b.type(shape), b.type((t,))
+    scalar = f"tensor<{b.element}>"
+    if square:
+        b.op(f"%{name}_sq = stablehlo.multiply {x}, {x} : {full}")
+        x = f"%{name}_sq"
+    b.op(f"%{name}_zero = stablehlo.constant dense<0.0> : {scalar}")
+    b.op(f"%{name}_sum = stablehlo.reduce({x} init: %{name}_zero) applies stablehlo.add "
+         f"across dimensions = [1] : ({full}, {scalar}) -> {row}")
+    b.op(f"%{name}_n = stablehlo.constant dense<{float(d)}> : {row}")
+    b.op(f"%{name}_mean = stablehlo.divide %{name}_sum, %{name}_n : {row}")
+    b.op(f"%{name} = stablehlo.broadcast_in_dim %{name}_mean, dims = [0] : ({row}) -> {full}")
+    return f"%{name}"
+
+
+def _per_feature(b: Builder, name: str, op: str, x: str, shape: tuple[int, int], low: float, high: float) -> str:
+    """`%name = x <op> broadcast_in_dim(v)` with v a random per-feature vector."""
+    v = b.vector(f"{name}_v", shape[1], low, high)
+    b.op(f"%{name}_b = stablehlo.broadcast_in_dim {v}, dims = [1] : "
+         f"({b.type((shape[1],))}) -> {b.type(shape)}")
+    b.op(f"%{name} = stablehlo.{op} {x}, %{name}_b : {b.type(shape)}")
+    return f"%{name}"
+
+
+def _normalized(b: Builder, x: str, shape: tuple[int, int], rms: bool) -> str:
+    """(x - mean) * rsqrt(var + eps) (LayerNorm) or x * rsqrt(mean(x * x) + eps) (RMSNorm):
+    per token, not per feature, so it stays."""
+    full = b.type(shape)
+    if not rms:
+        mean = _row_statistic(b, "mu", x, shape, square=False)
+        b.op(f"%centred = stablehlo.subtract {x}, {mean} : {full}")
+        x = "%centred"
+    var = _row_statistic(b, "var", x, shape, square=True)
+    b.op(f"%eps = stablehlo.constant dense<1.0e-06> : {full}")
+    b.op(f"%var_eps = stablehlo.add {var}, %eps : {full}")
+    b.op(f"%inv = stablehlo.rsqrt %var_eps : {full}")
+    b.op(f"%normalized = stablehlo.multiply {x}, %inv : {full}")
+    return "%normalized"
+
+
+def layer_norm_qkv(b: Builder) -> str:
+    # A pre-norm transformer block's attention input: LayerNorm (per-token statistics, then
+    # x * gamma + beta) read by separate Q, K and V projections with biases.
+    x = (6, 8)
+    n = _normalized(b, "%x", x, rms=False)
+    y = _per_feature(b, "gamma", "multiply", n, x, 0.5, 1.5)
+    y = _per_feature(b, "beta", "add", y, x, -0.3, 0.3)
+    q, k, v = (_dense(b, name, y, x, 8, bias=True) for name in ("q", "k", "v"))
+    return b.function([("%x", x)], [(q, x), (k, x), (v, x)])
+
+
+def rms_norm_swiglu(b: Builder) -> str:
+    # A LLaMA MLP: RMSNorm (x * gamma after per-token scaling) read by the gate and up
+    # projections (no biases), silu(gate) * up, then the down projection.
+    x, hidden = (6, 8), (6, 16)
+    n = _normalized(b, "%x", x, rms=True)
+    y = _per_feature(b, "gamma", "multiply", n, x, 0.5, 1.5)
+    gate = _dense(b, "gate", y, x, 16, bias=False)
+    up = _dense(b, "up", y, x, 16, bias=False)
+    full = b.type(hidden)
+    b.op(f"%sigmoid = stablehlo.logistic {gate} : {full}")
+    b.op(f"%silu = stablehlo.multiply {gate}, %sigmoid : {full}")
+    b.op(f"%glu = stablehlo.multiply %silu, {up} : {full}")
+    down = _dense(b, "down", "%glu", hidden, 8, bias=False)
+    return b.function([("%x", x)], [(down, x)])
+
+
+def bn_two_branches(b: Builder) -> str:
+    # A batch norm (no activation after it) read by two 1x1 convolution branches, each with
+    # its own bias add: it folds into both kernels and both biases.
+    first = Conv((1, 6, 6, 8), (1, 1, 8, 4), (1, 6, 6, 4), NHWC_HWIO, "stride = [1, 1]")
+    second = Conv((1, 6, 6, 8), (1, 1, 8, 6), (1, 6, 6, 6), NHWC_HWIO, "stride = [1, 1]")
+    bn = b.batch_norm("bn", "%x", first.x, 3, 1e-5)
+    a = b.bias("a", first.emit(b, "conv_a", bn), first.y, 3)
+    c = b.bias("c", second.emit(b, "conv_c", bn), second.y, 3)
+    return b.function([("%x", first.x)], [(a, first.y), (c, second.y)])
+
+
 def multi_user(b: Builder) -> str:
     # The first batch norm folds. The second convolution's result is also returned, so
     # folding its batch norm would change that result: it must stay.
@@ -241,6 +335,65 @@ def multi_user(b: Builder) -> str:
     conv2 = conv.emit(b, "conv2", b.relu("relu", bn1, conv.y))
     bn2 = b.batch_norm("bn2", conv2, conv.y, 3, 1e-5)
     return b.function([("%x", conv.x)], [(bn2, conv.y), (conv2, conv.y)])
+
+
+def torch_mlir_dynamic_batch(b: Builder) -> str:
+    # Two NCHW conv + batch norm blocks with a symbolic batch, in the form torch-mlir's
+    # TorchToStablehlo gives a decomposed batch norm (aten.sub / mul / mul / add.Tensor
+    # lowered to CHLO broadcasting ops, then chlo-legalize-to-stablehlo, canonicalize,
+    # cse): per step, shape.shape_of of the activation, shape.broadcast with the
+    # parameter's constant shape [C, 1, 1], and a dynamic_broadcast_in_dim of each operand
+    # onto it. Per-channel math (rsqrt(var + eps)) runs on [C] vectors, then unsqueezes to
+    # [C, 1, 1] with a reshape.
+    blocks = [((2, 3, 8, 8), (4, 3, 3, 3), 4), ((2, 4, 8, 8), (6, 4, 1, 1), 6)]
+    value, steps = "%x", 0
+
+    def dyn(shape):
+        return b.type(("?", *shape[1:]))
+
+    for index, (x, k, channels) in enumerate(blocks):
+        y = (x[0], channels, x[2], x[3])
+        pad = "pad = [[1, 1], [1, 1]]" if k[2] == 3 else "pad = [[0, 0], [0, 0]]"
+        kernel = b.kernel(f"k{index}", k, int(np.prod(k[1:])))
+        b.op(f"%conv{index} = stablehlo.convolution({value}, {kernel}) dim_numbers = "
+             f"{NCHW_OIHW}, window = {{stride = [1, 1], {pad}}} {{batch_group_count = 1 : "
+             f"i64, feature_group_count = 1 : i64}} : ({dyn(x)}, {b.type(k)}) -> {dyn(y)}")
+        vec, col = b.type((channels,)), b.type((channels, 1, 1))
+        mean = b.vector(f"mean{index}", channels, -0.3, 0.3)
+        var = b.vector(f"var{index}", channels, 0.5, 2.0)
+        eps = b.constant(f"eps{index}", np.full(channels, 1e-5))
+        weight = b.vector(f"weight{index}", channels, 0.5, 1.5)
+        bias = b.vector(f"bias{index}", channels, -0.2, 0.2)
+        b.op(f"%ve{index} = stablehlo.add {var}, {eps} : {vec}")
+        b.op(f"%invstd{index} = stablehlo.rsqrt %ve{index} : {vec}")
+        params = []
+        for name, vector in (("mean", mean), ("invstd", f"%invstd{index}"), ("weight", weight),
+                             ("bias", bias)):
+            b.op(f"%{name}{index}_c = stablehlo.reshape {vector} : ({vec}) -> {col}")
+            params.append(f"%{name}{index}_c")
+        b.op(f"%cshape{index} = shape.const_shape [{channels}, 1, 1] : tensor<3xindex>")
+        value = f"%conv{index}"
+        for op, param in zip(("subtract", "multiply", "multiply", "add"), params):
+            s = f"%s{steps}"
+            b.op(f"{s} = shape.shape_of {value} : {dyn(y)} -> tensor<4xindex>")
+            b.op(f"{s}b = shape.broadcast {s}, %cshape{index} : tensor<4xindex>, "
+                 f"tensor<3xindex> -> tensor<4xindex>")
+            b.op(f"{s}l = stablehlo.dynamic_broadcast_in_dim {value}, {s}b, dims = "
+                 f"[0, 1, 2, 3] : ({dyn(y)}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"{s}r = stablehlo.dynamic_broadcast_in_dim {param}, {s}b, dims = "
+                 f"[1, 2, 3] : ({col}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"%bn{steps} = stablehlo.{op} {s}l, {s}r : {dyn(y)}")
+            value, steps = f"%bn{steps}", steps + 1
+        if index == 0:
+            b.op(f"%zero = stablehlo.constant dense<0.0> : tensor<{b.element}>")
+            b.op(f"%zeros = stablehlo.broadcast_in_dim %zero, dims = [] : "
+                 f"(tensor<{b.element}>) -> {b.type((1, 1, 1, 1))}")
+            b.op(f"%zs = shape.shape_of {value} : {dyn(y)} -> tensor<4xindex>")
+            b.op(f"%zb = stablehlo.dynamic_broadcast_in_dim %zeros, %zs, dims = [0, 1, 2, 3] : "
+                 f"({b.type((1, 1, 1, 1))}, tensor<4xindex>) -> {dyn(y)}")
+            b.op(f"%relu = stablehlo.maximum {value}, %zb : {dyn(y)}")
+            value = "%relu"
+    return b.function([("%x", ("?", *blocks[0][0][1:]))], [(value, ("?", 6, 8, 8))])
 
 
 CASES = (
@@ -390,6 +543,29 @@ CASES = (
         skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
     ),
     Case(
+        "input_bn_two_branches_f32",
+        "batch_norm_inference read by two 1x1 convolution branches, each with its own bias "
+        "add: folded into both kernels and both biases",
+        18,
+        bn_two_branches,
+    ),
+    Case(
+        "input_layer_norm_qkv_f32",
+        "LayerNorm (per-token mean and variance, then x * gamma + beta) before separate Q, K "
+        "and V projections with biases: gamma and beta fold into each projection",
+        19,
+        layer_norm_qkv,
+        folds=1,
+    ),
+    Case(
+        "input_rms_norm_swiglu_f32",
+        "RMSNorm (x * gamma after per-token scaling) before LLaMA's gate and up projections, "
+        "silu(gate) * up, down projection: gamma folds into both",
+        20,
+        rms_norm_swiglu,
+        folds=1,
+    ),
+    Case(
         "input_bn_transposed_conv_f32",
         "batch_norm_inference before a transposed convolution (lhs dilation 2, no padding): "
         "the dilation inserts zeros, so only the scale folds",
@@ -397,6 +573,18 @@ CASES = (
         bn_conv(Conv((1, 4, 5, 5), (6, 4, 3, 3), (1, 6, 7, 7), NCHW_OIHW,
                      "stride = [1, 1], lhs_dilate = [2, 2]"), 1e-5),
         skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
+    ),
+    Case(
+        "torch_mlir_dynamic_batch_f32",
+        "torch-mlir's form of a decomposed batch norm with a symbolic batch (hand-written "
+        "after TorchToStablehlo's lowering of aten.sub/mul/add.Tensor to CHLO broadcasting "
+        "ops and the torch-backend-to-stablehlo-backend pipeline's chlo-legalize-to-stablehlo, "
+        "canonicalize, cse): two NCHW conv + batch norm blocks, each step reading the "
+        "activation's shape with shape.shape_of and broadcasting it onto its own shape; the "
+        "runner sets the batch to 2 before XLA runs it",
+        18,
+        torch_mlir_dynamic_batch,
+        folds=8,
     ),
 )
 
@@ -411,6 +599,7 @@ def render(case: Case) -> str:
         f"// Produced by: {COMMAND} (constants from numpy.random.default_rng({case.seed})).",
         f"// EXPECT-BATCH-NORMS-LEFT: {case.batch_norms_left}",
         *(f"// EXPECT-SKIP: {reason}" for reason in case.skips),
+        *([f"// EXPECT-FOLDS: {case.folds}"] if case.folds is not None else []),
     ]
     return "\n".join(header) + "\n" + body
 

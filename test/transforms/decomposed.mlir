@@ -1,4 +1,6 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
 
 // Flax linen / NNX: (y - mean) * (rsqrt(var + eps) * scale) + bias, per-channel values
 // through reshape C -> 1x1x1xC and broadcast_in_dim, eps a scalar broadcast with dims = [].
@@ -394,4 +396,41 @@ func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2x
   %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x2xf32>) -> tensor<4x2xf32>
   %y = stablehlo.multiply %d, %sb : tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// A residual add (h = L(x) + x, read again later) is no bias add: the subtract after it
+// is not a candidate, and the report has no line for it.
+// CHECK-LABEL: func.func @not_a_candidate_after_residual_add
+// CHECK:         %[[H:.+]] = stablehlo.add
+// CHECK:         stablehlo.subtract %[[H]]
+// REPORT-NOT:    bias add result has other users
+func.func @not_a_candidate_after_residual_add(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0]]> : tensor<3x3xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %h = stablehlo.add %d, %x : tensor<4x3xf32>
+  %c = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %c_b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %y = stablehlo.subtract %h, %c_b : tensor<4x3xf32>
+  return %y, %h : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Attention's scores / sqrt(d) with weights as arguments: the "weights" of q @ k^T are k,
+// itself computed by a dot_general. k * (1 / sqrt(d)) would remove the divide on the
+// [4, 4] scores and add a multiply on the [4, 8] k: nothing removed, more elements.
+// CHECK-LABEL: func.func @no_fold_divisor_into_activation_weights
+// CHECK:         %[[S:.+]] = stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [1] x [1]
+// CHECK:         stablehlo.divide %[[S]]
+// CHECK-NOT:     stablehlo.multiply
+func.func @no_fold_divisor_into_activation_weights(%x: tensor<4x8xf32>, %wq: tensor<8x8xf32>, %wk: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %s = stablehlo.dot_general %q, %k, contracting_dims = [1] x [1] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %c = stablehlo.constant dense<2.82842708> : tensor<4x4xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: weights are computed by a linear op: the op would only move onto them [fold_divisor_into_linear]
+  %y = stablehlo.divide %s, %c : tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
 }

@@ -20,7 +20,12 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 from ..report import Recorder
 from .base import FoldRewriter, Outcome, Pattern
 from .batch_norm import FOLD_BN_INTO_LINEAR
-from .bias import FOLD_SHIFT_INTO_BIAS, FOLD_SUBTRAHEND_INTO_BIAS, REMOVE_IDENTITY_RESHAPE
+from .bias import (
+    FOLD_SHIFT_INTO_BIAS,
+    FOLD_SUBTRAHEND_INTO_BIAS,
+    REMOVE_IDENTITY_BROADCAST,
+    REMOVE_IDENTITY_RESHAPE,
+)
 from .decomposed import FOLD_DIVISOR_INTO_LINEAR, FOLD_SCALE_INTO_LINEAR
 from .input_side import FOLD_INPUT_AFFINE_INTO_CONV, FOLD_INPUT_AFFINE_INTO_DOT_GENERAL
 from .precision import FOLD_PRECISION_ISLAND
@@ -32,6 +37,7 @@ _log = logging.getLogger(__name__)
 PATTERNS: tuple[Pattern, ...] = (
     FOLD_BN_INTO_LINEAR,
     REMOVE_IDENTITY_RESHAPE,
+    REMOVE_IDENTITY_BROADCAST,
     FOLD_SUBTRAHEND_INTO_BIAS,
     FOLD_SCALE_INTO_LINEAR,
     FOLD_DIVISOR_INTO_LINEAR,

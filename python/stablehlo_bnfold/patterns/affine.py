@@ -12,7 +12,14 @@ Per-channel values are `PerChannel`: a float64 vector when every input is a cons
 exact path: float64 math, one rounding, overflow refused), or IR when some input is a
 function argument (weights passed as arguments, the usual `jax.export` of `model.apply`):
 then the folded weights `K * broadcast_in_dim(s)` and the C-sized bias are computed in the
-graph, in the element type, and equal the original for finite parameters.
+graph, in the element type, and equal the original for finite parameters. Weights that
+are themselves computed by a linear op (attention's k in `q @ k^T`) are an activation, not
+a parameter: scaling them would move an op from one activation onto another and remove
+none, so they are refused (`computed_by_linear_op`).
+
+`affine_chain` is the one walk over a chain of per-feature affine ops (batch norm, add,
+subtract, multiply, divide), shared by the input side (the chain before a linear op) and
+mixed precision (the chain over a widening convert).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from ..channels import (
     linear_layout,
     per_channel_f64,
     per_channel_source,
+    shape_read_from,
     single_user,
 )
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
@@ -37,11 +45,16 @@ from .base import FoldRewriter, Outcome
 
 __all__ = [
     "AFFINE_OPS",
+    "CHAIN_OPS",
     "NARROW_WEIGHTS",
+    "WEIGHTS_ARE_ACTIVATIONS",
+    "AffineChain",
     "LinearChain",
     "PerChannel",
     "Weights",
+    "affine_chain",
     "affine_step",
+    "computed_by_linear_op",
     "chain_bias",
     "combine",
     "fold_affine",
@@ -195,8 +208,34 @@ def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
     attr = constant_attr(value)
     if attr is None and not in_graph:
         return "weights are not a constant"
+    if attr is None and computed_by_linear_op(value):
+        # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
+        # multiply on k, another activation: nothing is removed.
+        return WEIGHTS_ARE_ACTIVATIONS
     values = None if attr is None else read_dense(attr)
     return Weights(layout, value, values, tensor_type, dtype)
+
+
+WEIGHTS_ARE_ACTIVATIONS = "weights are computed by a linear op: the op would only move onto them"
+"""Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
+
+
+def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
+    """Whether `value` is computed from the result of a convolution or dot_general (an
+    activation, not a parameter); also True when `budget` producers are visited without
+    reaching only constants and function arguments (the answer that never moves an op
+    onto an activation). Parameters passed as arguments reach a linear op through a few
+    converts, reshapes or transposes, so the walk is short."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView) or hash(owner.operation) in seen:
+            continue  # a block argument, or visited
+        if isinstance(owner, LINEAR_OPS) or len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return False
 
 
 _OPS = {
@@ -309,7 +348,7 @@ def fold_affine(
             continue
         with rw.building_before(linear):
             rw.replace_inside(linear, rw.with_operand(linear, index, build()))
-    like = _full_size_operand(root, chain)
+    like = _full_size_operand(root, chain, linear_result)
     if not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     elif chain.bias_add is None and not np.any(bias):
@@ -338,14 +377,26 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
     return build
 
 
-def _full_size_operand(root: ir.OpView, chain: LinearChain) -> ir.Value:
+def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from (reading it from the linear op would give that op a second user)."""
+    from (reading it from the linear op would give that op a second user). A dynamic
+    broadcast whose shape is read from the chain (torch-mlir's symbolic batch) would keep
+    the replaced ops alive: then the shape is read from the new linear op."""
     chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
-            return operand
+            if not _shape_read_from_chain(operand, chain):
+                return operand
+            return linear_result
     return chain_value
+
+
+def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:
+    if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
+        return False
+    chain_values = [chain.linear_value] + ([chain.bias_add.result] if chain.bias_add else [])
+    read = shape_read_from(value.owner.output_dimensions)
+    return any(v == c for v in read for c in chain_values)
 
 
 def affine_step(
@@ -383,3 +434,170 @@ def affine_step(
     if isinstance(op, stablehlo.DivOp):
         return 1.0 / c, zeros
     return ones, (c if isinstance(op, stablehlo.AddOp) else -c)
+
+
+CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
+"""The ops `affine_chain` walks through."""
+
+_IN_GRAPH_UFUNC = {
+    stablehlo.AddOp: np.add,
+    stablehlo.SubtractOp: np.subtract,
+    stablehlo.MulOp: np.multiply,
+    stablehlo.DivOp: np.divide,
+}
+
+
+@dataclass(frozen=True)
+class AffineStep:
+    """`op(down) = down * s + t` per feature: (s, t) as float64 for constants, else
+    `ufunc` and the op's per-channel operand `c` (a `Narrow`), applied in the graph."""
+
+    op: ir.OpView
+    down: ir.Value
+    s: np.ndarray | None
+    t: np.ndarray | None
+    ufunc: np.ufunc | None = None
+    c: Narrow | None = None
+    split: ir.Value | None = None
+    """For `op = down * (split * c)`, a product whose per-feature factor c is split off
+    (Flax's `(x - mean) * (rsqrt(var + eps) * scale)`): the chain reads down * split,
+    which the fold builds."""
+    product: ir.OpView | None = None
+    """The multiply split * c, removed with `op` when `op` is its only user."""
+
+
+@dataclass(frozen=True)
+class AffineChain:
+    """`value = x * scale + shift` per feature, computed by `steps` (outermost first),
+    each op's result read only by the next. `stopped` says why the walk ended at `x`
+    when the op there is per-channel but cannot be folded."""
+
+    steps: tuple[AffineStep, ...]
+    x: ir.Value
+    stopped: str | None
+    channels: int
+
+    @property
+    def split(self) -> ir.Value | None:
+        """The per-token factor the chain's input is multiplied by (x * split, built by the
+        fold), when the innermost op's per-feature factor was split off a product."""
+        return self.steps[-1].split
+
+    @property
+    def top(self) -> ir.OpView:
+        return self.steps[0].op
+
+    @property
+    def constant(self) -> bool:
+        """Whether every per-channel value is a constant (the exact float64 path)."""
+        return all(step.c is None for step in self.steps)
+
+    def activation_ops(self) -> int:
+        """The activation-sized ops a fold removes: the chain's (a batch norm is a multiply
+        and an add), and a split product read only by the chain, less the x * split the
+        fold builds."""
+        count = sum(2 if isinstance(s.op, stablehlo.BatchNormInferenceOp) else 1 for s in self.steps)
+        product = self.steps[-1].product
+        if product is not None:
+            whole = product.result.type == self.steps[-1].op.result.type
+            count += (single_user(product.result) and whole) - 1
+        return count
+
+    def affine(self, rw: FoldRewriter | None = None, like: ir.Value | None = None):
+        """(scale, shift), from the innermost op out: float64 vectors for constants, else
+        [C] values built by `rw` in the element type of `like`."""
+        scale, shift = np.ones(self.channels), np.zeros(self.channels)
+        for step in reversed(self.steps):
+            if step.c is None:  # (v * s_in + t_in) * s + t
+                scale = combine(rw, np.multiply, scale, step.s, like)
+                scaled_shift = combine(rw, np.multiply, shift, step.s, like)
+                shift = combine(rw, np.add, scaled_shift, step.t, like)
+            elif step.ufunc in (np.multiply, np.divide):
+                scale = combine(rw, step.ufunc, scale, step.c, like)
+                shift = combine(rw, step.ufunc, shift, step.c, like)
+            else:
+                shift = combine(rw, step.ufunc, shift, step.c, like)
+        return scale, shift
+
+
+def affine_chain(
+    value: ir.Value, feature: int, channels: int, in_graph: bool = False, split: bool = False
+) -> AffineChain | str | None:
+    """The per-feature affine ops that compute `value` along `feature`, from its op down
+    while each op's result is read only by the next: batch norms with constant statistics,
+    and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
+    continuing through its left operand only) or, with `in_graph`, by a per-channel value
+    broadcast from a narrow one (a parameter passed as an argument).
+
+    With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
+    (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
+    factor, and the chain reads x * a (see `AffineStep.split`).
+
+    None when `value`'s op is not one; the reason when it is one that cannot be folded.
+    The same walk serves the input side (the chain before a linear op) and mixed
+    precision (the chain over a widening convert).
+    """
+    steps: list[AffineStep] = []
+    stopped = None
+    while not steps or single_user(value):
+        step = _affine_op(value.owner, feature, channels, in_graph)
+        if step is None and split:
+            step = _split_product(value.owner, feature, channels, in_graph)
+        if isinstance(step, str):
+            stopped = step
+        if not isinstance(step, AffineStep):
+            break
+        steps.append(step)
+        value = step.down
+        if step.split is not None:
+            break
+    if not steps:
+        return stopped
+    return AffineChain(tuple(steps), value, stopped, channels)
+
+
+def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | str | None:
+    if not isinstance(op, CHAIN_OPS):
+        return None
+    if isinstance(op, stablehlo.BatchNormInferenceOp):
+        step = affine_step(op, feature, channels, None)
+        return step if step is None or isinstance(step, str) else AffineStep(op, op.operand, *step)
+    sides = ((op.lhs, op.rhs),)
+    if isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
+        sides += ((op.rhs, op.lhs),)
+    for down, constant in sides:
+        step = affine_step(op, feature, channels, constant)
+        if isinstance(step, str):
+            return step
+        if step is not None:
+            return AffineStep(op, down, *step)
+    if not in_graph:
+        return None
+    for down, other in sides:
+        # Only a value broadcast from a narrow one: an activation of shape [1, C] is
+        # narrow itself, and is the side the chain continues through.
+        narrow = per_channel_source(other, feature, channels)
+        if narrow is not None and narrow.value != other:
+            return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
+    return None
+
+
+def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineStep | None:
+    """`op = v * (a * c)`, c per-channel along `feature` and a not: the step v * c with
+    the chain reading v * a."""
+    if not isinstance(op, stablehlo.MulOp):
+        return None
+    for down, product in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        inner = product.owner
+        if not isinstance(inner, stablehlo.MulOp) or product.type != op.result.type:
+            continue
+        for split, factor in ((inner.lhs, inner.rhs), (inner.rhs, inner.lhs)):
+            if per_channel_f64(split, feature, channels) is not None:
+                continue  # the product is per-channel: a plain step, or none
+            c = per_channel_f64(factor, feature, channels)
+            if c is not None and np.all(np.isfinite(c)):
+                return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
+            narrow = per_channel_source(factor, feature, channels) if c is None and in_graph else None
+            if narrow is not None and narrow.value != factor and per_channel_source(split, feature, channels) is None:
+                return AffineStep(op, down, None, None, np.multiply, narrow, split=split, product=inner)
+    return None

@@ -128,6 +128,15 @@ class FoldRewriter:
         op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
         return self._track(op).result
 
+    def was_built(self, op: ir.OpView) -> bool:
+        """Whether a fold of this pass built `op`."""
+        return self._recorder.was_built(op)
+
+    def build(self, op_class: type, *args, **kwargs) -> ir.Value:
+        """The result of any op built by its Python builder (`op_class(*args, **kwargs)`),
+        placed and tracked like the others."""
+        return self._track(op_class(*args, **kwargs, ip=self._ip())).result
+
     def unary(self, op_class: type, operand: ir.Value) -> ir.Value:
         """A unary elementwise op."""
         return self._track(op_class(operand, ip=self._ip())).result

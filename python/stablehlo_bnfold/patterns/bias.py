@@ -13,12 +13,18 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..channels import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from .affine import chain_bias, combine, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 from .decomposed import match_per_channel
 
-__all__ = ["FOLD_SHIFT_INTO_BIAS", "FOLD_SUBTRAHEND_INTO_BIAS", "REMOVE_IDENTITY_RESHAPE"]
+__all__ = [
+    "FOLD_SHIFT_INTO_BIAS",
+    "FOLD_SUBTRAHEND_INTO_BIAS",
+    "REMOVE_IDENTITY_BROADCAST",
+    "REMOVE_IDENTITY_RESHAPE",
+]
 
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
@@ -92,10 +98,33 @@ def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcom
     return rw.replaced(op, source)
 
 
+def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRewriter) -> Outcome:
+    """dynamic_broadcast_in_dim(y, shape(y), dims = [0, ..., r-1]) = y
+
+    torch-mlir with a symbolic batch broadcasts a convolution's result onto its own shape
+    before each step of a batch norm (`channels.broadcasts_onto_own_shape` says which
+    shape operands are provably y's shape). Applied only when y is a linear op or its
+    bias add, to leave the rest of the module as it was.
+
+    Holds when, in this order: the result type is y's type; the dimensions are in order
+    and the shape operand is y's shape; y is a linear op or a linear op plus a bias.
+    """
+    if op.result.type != op.operand.type:
+        return rw.not_candidate(op, "the broadcast changes the type")
+    if not broadcasts_onto_own_shape(op):
+        return rw.not_candidate(op, "the shape is not provably the operand's own")
+    if linear_chain(op.operand) is None:
+        return rw.not_candidate(op, "not after a linear op")
+    return rw.replaced(op, op.operand)
+
+
 FOLD_SHIFT_INTO_BIAS = Pattern("fold_shift_into_bias", stablehlo.AddOp, fold_shift_into_bias)
 FOLD_SUBTRAHEND_INTO_BIAS = Pattern(
     "fold_subtrahend_into_bias", stablehlo.SubtractOp, fold_subtrahend_into_bias
 )
 REMOVE_IDENTITY_RESHAPE = Pattern(
     "remove_identity_reshape", stablehlo.ReshapeOp, remove_identity_reshape
+)
+REMOVE_IDENTITY_BROADCAST = Pattern(
+    "remove_identity_broadcast", stablehlo.DynamicBroadcastInDimOp, remove_identity_broadcast
 )

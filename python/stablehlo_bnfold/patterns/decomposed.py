@@ -34,8 +34,9 @@ def match_per_channel(
     op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
 ) -> tuple[LinearChain, int, PerChannel] | None:
     """(chain, feature, c) when, for one (chain operand, other operand) order, one operand
-    of `op` is a linear chain and the other is per-channel along a dimension the chain's
-    linear op produces from its weights; else None (not a candidate)."""
+    of `op` is a linear chain (L, or L + b with b narrow along the feature: a residual
+    add is none) and the other is per-channel along a dimension the chain's linear op
+    produces from its weights; else None (not a candidate)."""
     shape = ir.RankedTensorType(op.result.type).shape
     for chain_index, other_index in orders:
         chain = linear_chain(op.operands[chain_index])
@@ -43,6 +44,12 @@ def match_per_channel(
             continue
         for feature in range(len(shape)):
             if shape[feature] < 0 or linear_layout(chain.linear, feature) is None:
+                continue
+            if chain.bias_value is not None and per_channel(
+                chain.bias_value, feature, shape[feature], True
+            ) is None:
+                # L + r with r an activation (a residual connection) is no bias add:
+                # `r` is not even narrow, so this is no linear chain at all.
                 continue
             factor = per_channel(op.operands[other_index], feature, shape[feature], in_graph)
             if factor is not None:

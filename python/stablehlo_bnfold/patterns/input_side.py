@@ -23,10 +23,31 @@ report says why at the add that keeps it. A shift alone before such a convolutio
 nothing to fold and is not a candidate.
 
 The affine map is any chain of `batch_norm_inference` (constant statistics) and
-per-feature add, subtract, multiply and divide by constants, each read only by the next
-(Flax's `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before
-a classifier). Everything is computed in float64 from the stored values and rounded once.
-The weights must be constants.
+per-feature add, subtract, multiply and divide, each read only by the next (Flax's
+`(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
+classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
+`affine.affine_chain`. Flax writes LayerNorm and RMSNorm as `v * (r * gamma) [+ beta]`,
+the per-token factor r times the per-feature scale first; there gamma is split off the
+product, `v * (r * gamma) = (v * r) * gamma`: the fold builds v * r and the product's
+multiply goes with the chain. Its result may be read by several linear ops (Q, K and V
+projections; LLaMA's gate and up projections; two 1x1 convolution branches): when every
+user reads it along the feature under the conditions of one fold, it folds into each,
+each with its own weights and bias; else the report names the user that blocks it.
+
+Constants are computed in float64 from the stored values and rounded once. With
+`fold-weight-arguments`, per-feature values and weights that are function arguments fold
+in the graph, in the element type, as the output side does: the weights become
+`W * broadcast_in_dim(s)` (weight-sized) and L(t, W) a `dot_general` of t with W (C-sized
+values only). Weights that are themselves computed by a linear op (attention's k) are an
+activation: scaling them would only move the op, and is not done.
+
+Every rewrite removes at least one activation-sized op and never moves one onto a larger
+tensor. The chain's ops (a batch norm counts as a multiply and an add) are removed; each
+consumer needs a bias add after it, unless the shift is zero or the bias merges into the
+consumer's own bias add. When those adds are as many as the chain's ops, or one would be
+on a result larger than the input, only the scale folds and the shift stays in front as
+one add x + t / s that every consumer reads (as before a padded convolution); when that
+cannot be done either, nothing is, and the report says why.
 """
 
 from __future__ import annotations
@@ -38,9 +59,19 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, input_layouts, single_user
+from ..channels import InputLayout, input_layouts
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
-from .affine import AFFINE_OPS, NARROW_WEIGHTS, affine_step
+from .affine import (
+    CHAIN_OPS,
+    NARROW_WEIGHTS,
+    WEIGHTS_ARE_ACTIVATIONS,
+    AffineChain,
+    PerChannel,
+    affine_chain,
+    combine,
+    computed_by_linear_op,
+    per_channel,
+)
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -51,35 +82,29 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class _Affine:
-    """`value = x * scale + shift` per feature, computed by the ops from `top` down."""
-
-    top: ir.OpView
-    x: ir.Value
-    scale: np.ndarray
-    shift: np.ndarray
-    batch_norm: bool
-    """Whether one of the ops is a `batch_norm_inference`."""
-
-
 def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter) -> Outcome:
     """conv(x * s + t, K) = conv(x, K * s) + broadcast_in_dim(sum(K * t))
 
     s and t are per feature along the input's feature dimension; K is scaled along its
     input-feature dimension (group by group for a grouped convolution), and sum(K * t) has
     one value per output feature. When the convolution pads its input or dilates it (lhs
-    dilation), only the scale folds: conv(x + t / s, K * s).
+    dilation), or bias adds after the consumers would remove no op, only the scale folds:
+    conv(x + t / s, K * s). Every linear op reading x * s + t is rewritten alike.
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
     with constant, finite statistics and variance + epsilon > 0, or add, subtract,
-    multiply, divide by finite per-feature constants, no divisor zero; a value with other
-    users ends the chain); the chain's result is read only by the convolution; shapes are
-    static; the kernel is a finite constant of a supported float type at least as wide as
-    the activation and result; with padding or lhs dilation, s is not all ones (a shift
-    alone is not a candidate) and has no zero; the bias (or t / s) and K * s are finite in
-    their element types; with padding or lhs dilation, rounding K * s, magnified by t / s,
-    errs by at most eps of sum |K * t| per output feature.
+    multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
+    arguments with `fold-weight-arguments`; innermost, possibly a multiply by a product
+    r * c with c per-feature, read as (v * r) * c; a value with other users ends the chain);
+    every user of the chain's result is a linear op reading it along the feature; for
+    each: shapes are static; the weights are a finite constant (or, in the graph, not
+    computed by a linear op, and not grouped) of a supported float type at least as wide
+    as the activation and result; the bias adds the fold needs (none where the shift is
+    zero or merges into the consumer's own bias add) are fewer than the chain's ops and
+    none is on a result larger than the input, else s is not all ones, has no zero and
+    everything is a constant (the shift stays as x + t / s); the bias (or t / s) and
+    K * s are finite in their element types; with x + t / s, rounding K * s, magnified by
+    t / s, errs by at most eps of sum |K * t| per output feature.
     """
     return _fold_input_affine(conv, rw)
 
@@ -90,147 +115,342 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     s and t are per feature along a contracting dimension of either operand; W, the other
     operand, is scaled along the matching contracting dimension, and W . t (t contracted
     with W over every contracting dimension) varies along W's batch and free dimensions.
+    Every linear op reading x * s + t is rewritten alike.
 
-    Holds when, in this order: the operand is a chain of per-feature affine ops (as for
-    `fold_input_affine_into_conv`) read only by the next; the chain's result is read only
-    by the dot_general; shapes are static; W is a finite constant of a supported float
-    type at least as wide as the activation and result; W . t and W * s are finite in their
-    element types.
+    Holds when, in this order: the conditions of `fold_input_affine_into_conv`, with W
+    the weights; the shift never needs to stay in front (every element is read), except
+    where bias adds after the consumers would remove no op or sit on a larger result.
     """
     return _fold_input_affine(dot, rw)
-
-
-_CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
 
 
 def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(v.owner, _CHAIN_OPS) for v in linear.operands):
+    if not any(isinstance(v.owner, CHAIN_OPS) for v in linear.operands):
         return rw.not_candidate(linear, "input is not a per-feature affine map")
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
-        affine = _input_affine(activation, layout.feature, shaped.shape[layout.feature])
+        affine = affine_chain(
+            activation, layout.feature, shaped.shape[layout.feature], rw.in_graph, split=True
+        )
         if isinstance(affine, str):
             return rw.skip(activation.owner, affine)
+        if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
+            # W * broadcast_in_dim(s), weights a fold scaled in the graph: read as an
+            # input, the scale would fold back into the activation, and again.
+            continue
         if affine is not None:
             return _fold(linear, layout, affine, rw)
     return rw.not_candidate(linear, "input is not a per-feature affine map")
 
 
-def _input_affine(value: ir.Value, feature: int, channels: int) -> _Affine | str | None:
-    """The affine ops that compute `value`, as x * scale + shift in float64; None when its
-    op is not one; a reason when it is one that cannot be folded."""
-    top, scale, shift = None, np.ones(channels), np.zeros(channels)
-    batch_norm = False
-    while top is None or single_user(value):
-        step = _step(value.owner, feature, channels)
-        if step is None or (isinstance(step, str) and top is not None):
-            break  # x is `value`: the chain ends here
-        if isinstance(step, str):
-            return step
-        down, s, t = step
-        # value = (down * s + t) * scale + shift
-        scale, shift = scale * s, shift + t * scale
-        if top is None:
-            top = value.owner
-        batch_norm = batch_norm or isinstance(value.owner, stablehlo.BatchNormInferenceOp)
-        value = down
-    if top is None:
-        return None
-    return _Affine(top, value, scale, shift, batch_norm)
+@dataclass(frozen=True)
+class _Consumer:
+    """A linear op reading the affine value, where, and its weights (`stored` None when
+    they are not a constant)."""
+
+    linear: ir.OpView
+    layout: InputLayout
+    weights: ir.Value
+    stored: np.ndarray | None
+    dtype: np.dtype
+    result_dtype: np.dtype
+
+    @property
+    def every_tap(self) -> bool:
+        return _reads_every_tap(self.linear)
+
+    def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
+        """The add of the linear op's own per-feature bias, when it is the op's only user
+        and the folded bias has one dimension, and that bias (a finite constant or, with
+        `in_graph`, a narrow value): the folded bias merges into it at no op's cost."""
+        users = list(self.linear.result.uses)
+        if len(users) != 1 or len(self.layout.result_dims) != 1:
+            return None
+        add = users[0].owner
+        if not isinstance(add, stablehlo.AddOp) or add.lhs == add.rhs:
+            return None
+        other = add.rhs if add.lhs == self.linear.result else add.lhs
+        dim = self.layout.result_dims[0]
+        size = ir.RankedTensorType(self.linear.result.type).shape[dim]
+        bias = per_channel(other, dim, size, in_graph)
+        if bias is None or (isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias))):
+            return None
+        return add, bias
 
 
-def _step(op: ir.OpView, feature: int, channels: int) -> tuple[ir.Value, np.ndarray, np.ndarray] | str | None:
-    """(y, s, t) with op = y * s + t per feature, y the operand that is not a constant."""
-    if isinstance(op, stablehlo.BatchNormInferenceOp):
-        sides = ((op.operand, None),)
-    elif isinstance(op, (stablehlo.SubtractOp, stablehlo.DivOp)):
-        sides = ((op.lhs, op.rhs),)
-    elif isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
-        sides = ((op.lhs, op.rhs), (op.rhs, op.lhs))
-    else:
-        return None
-    for down, constant in sides:
-        step = affine_step(op, feature, channels, constant)
-        if isinstance(step, str):
-            return step
-        if step is not None:
-            return (down, *step)
-    return None
+def _consumers(activation: ir.Value, feature: int, in_graph: bool) -> list[_Consumer] | str:
+    """Every op that reads `activation`, each a linear op reading it along `feature` under
+    the conditions of one fold; or why one of them cannot take it (the first)."""
+    found = []
+    for use in activation.uses:
+        user = use.owner
+        layout = next(
+            (
+                l for l in input_layouts(user)
+                if l.activation == use.operand_number and l.feature == feature
+                and user.operands[l.weight_operand] != activation
+            ),
+            None,
+        )
+        if layout is None:
+            return f"affine result has other users ({user.name})"
+        consumer = _consumer(user, layout, in_graph)
+        if isinstance(consumer, str):
+            return consumer
+        found.append(consumer)
+    return found
 
 
-def _fold(linear: ir.OpView, layout: InputLayout, affine: _Affine, rw: FoldRewriter) -> Outcome:
-    top = affine.top
+def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consumer | str:
     activation = linear.operands[layout.activation]
-    if not single_user(activation):
-        return rw.skip(top, "affine result has other users")
     result_type = ir.RankedTensorType(linear.result.type)
     activation_type = ir.RankedTensorType(activation.type)
     if not (result_type.has_static_shape and activation_type.has_static_shape):
-        return rw.skip(top, "result shape is dynamic")
+        return "result shape is dynamic"
     weights = linear.operands[layout.weight_operand]
-    weights_type = ir.RankedTensorType(weights.type)
-    dtype = float_dtype(weights_type.element_type)
+    dtype = float_dtype(ir.RankedTensorType(weights.type).element_type)
     result_dtype = float_dtype(result_type.element_type)
     activation_dtype = float_dtype(activation_type.element_type)
     if result_dtype is None:
-        return rw.skip(top, "element type is not f16, bf16, f32 or f64")
+        return "element type is not f16, bf16, f32 or f64"
     if dtype is None:
-        return rw.skip(top, "weight element type is not f16, bf16, f32 or f64")
+        return "weight element type is not f16, bf16, f32 or f64"
     if dtype.itemsize < max(activation_dtype.itemsize, result_dtype.itemsize):
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
-        return rw.skip(top, NARROW_WEIGHTS)
+        return NARROW_WEIGHTS
     attr = constant_attr(weights)
-    if attr is None and not affine.batch_norm:
-        # Most adds and multiplies before a linear op with weights that are arguments
-        # (attention's q * scale, a bias add) are no batch norm: not candidates.
-        return rw.not_candidate(top, "weights are not a constant")
-    if attr is None:
-        return rw.skip(top, "weights are not a constant")
-    stored = read_dense(attr)
-    if not np.all(np.isfinite(stored)):
-        return rw.skip(top, "weights are not finite")
+    if attr is None and not in_graph:
+        return "weights are not a constant"
+    if attr is None and computed_by_linear_op(weights):
+        return WEIGHTS_ARE_ACTIVATIONS
+    if attr is None and layout.groups != 1:
+        return _GROUPED_NOT_CONSTANT
+    stored = None if attr is None else read_dense(attr)
+    if stored is not None and not np.all(np.isfinite(stored)):
+        return "weights are not finite"
+    return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
 
-    x, moved, bias = affine.x, None, None
-    if not np.any(affine.shift) or _reads_every_tap(linear):
-        shift = _along_input(layout, affine.shift, stored.shape)
-        bias = round_to(result_dtype, _contract(stored, shift, layout))
-        if bias is None:
-            return rw.skip(top, "folded bias overflows its element type")
-    elif np.all(affine.scale == 1):
-        return rw.not_candidate(top, "a shift alone cannot pass the zeros of padding or lhs dilation")
-    elif not np.all(affine.scale != 0):
-        return rw.skip(top, "convolution pads or dilates its input and a scale is zero")
-    else:
+
+COST_NOTHING_REMOVED = "folding would add as many activation-sized ops as it removes"
+COST_LARGER = "folding would move an add onto a larger tensor"
+
+
+def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldRewriter) -> Outcome:
+    top = affine.top
+    activation = linear.operands[layout.activation]
+    consumers = _consumers(activation, layout.feature, rw.in_graph)
+    if isinstance(consumers, str):
+        return _refuse(rw, affine, consumers)
+    x = affine.x
+    exact = affine.constant and all(c.stored is not None for c in consumers)
+    with rw.building_before(top):
+        scale, shift = affine.affine(rw, activation)
+    no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    x_size = _size(activation)
+    removed = affine.activation_ops()
+
+    # Either the shift becomes a bias after each consumer, or it stays in front as one add
+    # x + t / s that every consumer reads: where a window tap reads padding, or where the
+    # bias adds would remove no op or sit on a result larger than the input.
+    if removed < 1:
+        # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
+        return rw.skip(top, COST_NOTHING_REMOVED)
+    kept_reason = None
+    if not no_shift and not all(c.every_tap for c in consumers):
+        kept_reason = _SHIFT_KEPT
+    elif not no_shift:
+        added = [c for c in consumers if c.own_bias(rw.in_graph) is None]
+        larger = any(_size(c.linear.result) > x_size for c in added)
+        if len(added) >= removed or larger:
+            kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
+            if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
+                # No scale to fold, or x + t / s would remove nothing (one op for one),
+                # or could not be built (t / s with a zero s), or its weights could not
+                # be checked in the graph (see `_magnified`).
+                return rw.skip(top, kept_reason)
+    move_shift = kept_reason is not None
+    if move_shift:
+        if unit_scale:
+            return rw.not_candidate(
+                top, "a shift alone cannot pass the zeros of padding or lhs dilation"
+            )
+        if not exact:
+            return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
+        if not np.all(scale != 0):
+            return rw.skip(top, "convolution pads or dilates its input and a scale is zero")
+        activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
         with np.errstate(all="ignore"):
-            moved = round_to(activation_dtype, affine.shift / affine.scale)
+            moved = round_to(activation_dtype, shift / scale)
         if moved is None:
             return rw.skip(top, "shift over scale overflows its element type")
-    scaled = _scaled(stored, layout, affine.scale, dtype)
-    if scaled is None:
-        return rw.skip(top, "folded weights overflow their element type")
-    if moved is not None and _magnified(scaled, stored, layout, affine):
-        return rw.skip(top, "folded weights underflow their element type")
 
-    if moved is not None:
-        x = rw.add_per_feature(x, moved, layout.feature, x)
+    if affine.split is not None:
+        with rw.building_before(top):
+            x = rw.elementwise(stablehlo.MulOp, x, affine.split)
+    builds = []
+    for consumer in consumers:
+        build = _builder(consumer, scale, shift, exact, move_shift, rw, top)
+        if isinstance(build, str):
+            return rw.skip(top, build)
+        builds.append(build)
+
+    if move_shift:
+        with rw.building_before(top):
+            x = rw.add_per_feature(x, moved, layout.feature, x)
         kept = x.owner
-    new_weights = rw.constant(scaled, weights_type, weights.owner.location)
-    result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
-    if bias is not None and np.any(bias):
-        bias_type = ir.RankedTensorType.get(list(bias.shape), result_type.element_type)
-        constant = rw.constant(bias, bias_type, top.location)
-        broadcast = rw.broadcast(constant, result, list(layout.result_dims))
-        result = rw.elementwise(stablehlo.AddOp, result, broadcast)
-    outcome = rw.folded(linear, result, linear, folded=top)
-    if moved is not None:
-        rw.note(kept, _SHIFT_KEPT)
+    root_result = None
+    for consumer, build in zip(consumers, builds):
+        with rw.building_before(consumer.linear):
+            result = build(x)
+        if consumer.linear == linear:
+            root_result = result
+        else:
+            rw.replace_inside(consumer.linear, result)
+    outcome = rw.folded(linear, root_result, linear, folded=top)
+    if move_shift:
+        rw.note(kept, kept_reason)
     return outcome
+
+
+_SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
+_GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
+_NOT_CONSTANT = (
+    "weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT
+)
+
+
+def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
+    """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
+    linear op's weights are not constants is no candidate (attention's q * scale before
+    q @ k^T, a bias add before a layer with weights as arguments that cannot take it)."""
+    if reason in _NOT_CONSTANT and not any(
+        isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
+    ):
+        return rw.not_candidate(affine.top, reason)
+    return rw.skip(affine.top, reason)
+
+
+def _size(value: ir.Value) -> int:
+    return int(np.prod(ir.RankedTensorType(value.type).shape))
+
+
+def _builder(
+    consumer: _Consumer, scale: PerChannel, shift: PerChannel, exact: bool, moved: bool,
+    rw: FoldRewriter, top: ir.OpView,
+):
+    """A function of the new input that builds the consumer with its weights times
+    `scale` plus, unless the shift is `moved` in front, its bias L(shift, K); or why not."""
+    linear, layout, stored = consumer.linear, consumer.layout, consumer.stored
+    weights_type = ir.RankedTensorType(consumer.weights.type)
+    own = None if moved else consumer.own_bias(rw.in_graph)
+    bias = None  # float64 before rounding (exact path)
+    if exact:
+        if not moved and np.any(shift):
+            laid = _along_input(layout, shift, stored.shape)
+            bias = _contract(stored, laid, layout)
+            total = bias + own[1] if own is not None and isinstance(own[1], np.ndarray) else bias
+            if round_to(consumer.result_dtype, total) is None:
+                return "folded bias overflows its element type"
+        scaled = _scaled(stored, layout, scale, consumer.dtype)
+        if scaled is None:
+            return "folded weights overflow their element type"
+        if moved and _magnified(scaled, stored, layout, scale, shift):
+            return "folded weights underflow their element type"
+    no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
+
+    def build(x: ir.Value) -> ir.Value:
+        """The new linear op; its bias added after it, or merged into its own bias add
+        (which is replaced here)."""
+        if exact:
+            new_weights = rw.constant(scaled, weights_type, consumer.weights.owner.location)
+        else:
+            new_weights = _scaled_in_graph(rw, consumer, scale)
+        result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
+        if no_shift:
+            return result
+        folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+        if own is not None:
+            folded = combine(rw, np.add, folded, own[1], own[0].result)
+        added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
+        if own is None:
+            return added
+        rw.replace_inside(own[0], added)
+        return result
+
+    return build
+
+
+def _add_bias(
+    rw: FoldRewriter, result: ir.Value, bias: PerChannel, layout: InputLayout,
+    dtype: np.dtype, top: ir.OpView,
+) -> ir.Value:
+    """`result + broadcast_in_dim(bias)` along `layout.result_dims`: float64 values rounded
+    once to `dtype` (all zeros add nothing), or an IR value (per feature, or the weights'
+    kept dimensions from `_contract_in_graph`)."""
+    element = ir.RankedTensorType(result.type).element_type
+    dims = list(layout.result_dims)
+    if isinstance(bias, np.ndarray):
+        if not np.any(bias):
+            return result
+        rounded = round_to(dtype, bias)
+        vector = rw.constant(rounded, ir.RankedTensorType.get(list(rounded.shape), element), top.location)
+    elif len(dims) == 1:
+        vector = rw.vector(bias, ir.RankedTensorType(result.type).shape[dims[0]], element)
+    else:
+        vector = bias
+    return rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, dims))
+
+
+def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
+    """W * broadcast_in_dim(s) along the weights' input-feature axis (weight-sized)."""
+    weights = consumer.weights
+    if isinstance(scale, np.ndarray) and np.all(scale == 1):
+        return weights
+    weights_type = ir.RankedTensorType(weights.type)
+    channels = weights_type.shape[consumer.layout.weight_axis]
+    factor = rw.vector(scale, channels, weights_type.element_type)
+    broadcast = rw.broadcast(factor, weights, consumer.layout.weight_axis)
+    return rw.elementwise(stablehlo.MulOp, weights, broadcast)
+
+
+def _contract_in_graph(rw: FoldRewriter, consumer: _Consumer, shift) -> ir.Value:
+    """L(t, W) in the graph: t laid over the weights' summed dimensions, contracted with
+    them by a dot_general; its dimensions in `layout.kept` order, in the result type."""
+    layout, weights = consumer.layout, consumer.weights
+    weights_type = ir.RankedTensorType(weights.type)
+    element = weights_type.element_type
+    summed = [d for d in range(weights_type.rank) if d not in layout.kept]
+    channels = weights_type.shape[layout.weight_axis]
+    vector = rw.vector(shift, channels, element)
+    laid_type = ir.RankedTensorType.get([weights_type.shape[d] for d in summed], element)
+    laid = vector
+    if len(summed) > 1:
+        dims = [summed.index(layout.weight_axis)]
+        laid = rw.build(stablehlo.BroadcastInDimOp, laid_type, vector, dims)
+    ascending = sorted(layout.kept)
+    out_type = ir.RankedTensorType.get([weights_type.shape[d] for d in ascending], element)
+    dims = stablehlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=[],
+        rhs_batching_dimensions=[],
+        lhs_contracting_dimensions=list(range(len(summed))),
+        rhs_contracting_dimensions=summed,
+    )
+    value = rw.build(stablehlo.DotGeneralOp, out_type, laid, weights, dims)
+    order = [ascending.index(d) for d in layout.kept]
+    if order != sorted(order):
+        value = rw.build(stablehlo.TransposeOp, value, order)
+    result_element = ir.RankedTensorType(consumer.linear.result.type).element_type
+    if result_element != element:
+        converted = ir.RankedTensorType.get(list(ir.RankedTensorType(value.type).shape), result_element)
+        value = rw.build(stablehlo.ConvertOp, converted, value)
+    return value
 
 
 _SHIFT_KEPT = "convolution pads or dilates its input: the shift cannot pass its zeros"
@@ -245,7 +465,9 @@ def _scaled(stored: np.ndarray, layout: InputLayout, scale: np.ndarray, dtype: n
         return round_to(dtype, stored.astype(np.float64) * _along_input(layout, scale, stored.shape))
 
 
-def _magnified(scaled: np.ndarray, stored: np.ndarray, layout: InputLayout, affine: _Affine) -> bool:
+def _magnified(
+    scaled: np.ndarray, stored: np.ndarray, layout: InputLayout, scale: np.ndarray, shift: np.ndarray
+) -> bool:
     """Whether, in conv(x + t / s, K * s), the rounding of K * s times t / s errs by more
     than one rounding (eps) of sum |K * t| for some output feature.
 
@@ -253,10 +475,10 @@ def _magnified(scaled: np.ndarray, stored: np.ndarray, layout: InputLayout, affi
     turns into eps / 2 of |K * t|: never more. Among subnormals (a tiny scale, as in a
     near-dead channel) the error is absolute, and t / s magnifies it past what the
     original computes."""
-    exact = stored.astype(np.float64) * _along_input(layout, affine.scale, stored.shape)
-    magnifier = np.abs(_along_input(layout, affine.shift / affine.scale, stored.shape))
+    exact = stored.astype(np.float64) * _along_input(layout, scale, stored.shape)
+    magnifier = np.abs(_along_input(layout, shift / scale, stored.shape))
     error = _contract(np.abs(scaled.astype(np.float64) - exact), magnifier, layout)
-    size = _contract(np.abs(stored), np.abs(_along_input(layout, affine.shift, stored.shape)), layout)
+    size = _contract(np.abs(stored), np.abs(_along_input(layout, shift, stored.shape)), layout)
     return bool(np.any(error > float(ml_dtypes.finfo(scaled.dtype).eps) * size))
 
 

@@ -28,7 +28,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import linear_layout, single_user
 from ..constants import constant_attr, float_dtype, read_dense
-from .affine import AFFINE_OPS, LinearChain, Weights, affine_step, chain_bias, fold_affine, linear_chain
+from .affine import AffineChain, LinearChain, Weights, affine_chain, chain_bias, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
@@ -50,20 +50,16 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     wide = _float_element(op.operand)
     if target is None or wide is None or wide.itemsize <= target.itemsize:
         return rw.not_candidate(op, "not a narrowing float convert")
-    island = _island(op.operand)
+    island = _island(op.operand, target)
     if island is None:
         return rw.not_candidate(op, "no per-channel chain over a widening convert")
-    steps, widen = island
-    chain = linear_chain(widen.operand)
-    if chain is None or _float_element(widen.operand) != target:
-        return rw.not_candidate(op, "the widening convert is not of a linear op in the same type")
+    if isinstance(island, str):
+        return rw.skip(op, island)
+    affine, widen, chain, feature = island
     if not single_user(widen.result):
         return rw.skip(op, "widening convert result has other users")
     shape = ir.RankedTensorType(op.result.type).shape
-    affine = _affine_of(steps, chain, shape)
-    if isinstance(affine, str):
-        return rw.skip(op, affine)
-    feature, scale, shift = affine
+    scale, shift = affine.affine()
     bias = chain_bias(chain, feature, shape[feature])
     if isinstance(bias, str):
         return rw.skip(op, bias)
@@ -77,58 +73,34 @@ def _float_element(value: ir.Value) -> np.dtype | None:
     return float_dtype(ir.ShapedType(value.type).element_type)
 
 
-def _island(value: ir.Value) -> tuple[list[ir.OpView], stablehlo.ConvertOp] | None:
-    """The affine ops from `value` down (outermost first) and the widening convert."""
-    steps: list[ir.OpView] = []
-    while True:
-        owner = value.owner
-        if isinstance(owner, stablehlo.ConvertOp):
-            return (steps, owner) if steps else None
-        if not single_user(value):
-            return None
-        if isinstance(owner, stablehlo.BatchNormInferenceOp):
-            steps.append(owner)
-            value = owner.operand
-        elif isinstance(owner, AFFINE_OPS):
-            steps.append(owner)
-            value = _operands(owner)[0]
-        else:
-            return None
-
-
-def _operands(op: ir.OpView) -> tuple[ir.Value, ir.Value]:
-    """(the operand that continues the chain down, the per-channel operand). Subtract and
-    divide continue through their left operand only; add and multiply through whichever
-    side is itself a chain op."""
-    if isinstance(op, (stablehlo.SubtractOp, stablehlo.DivOp)):
-        return op.lhs, op.rhs
-    down = AFFINE_OPS + (stablehlo.ConvertOp, stablehlo.BatchNormInferenceOp)
-    if isinstance(op.lhs.owner, down):
-        return op.lhs, op.rhs
-    return op.rhs, op.lhs
-
-
-def _affine_of(
-    steps: list[ir.OpView], chain: LinearChain, shape: list[int]
-) -> tuple[int, np.ndarray, np.ndarray] | str:
-    """(feature, s, t) with A(y) = y * s + t, in float64, from the innermost op out."""
-    for feature in range(len(shape)):
-        if shape[feature] < 0 or linear_layout(chain.linear, feature) is None:
+def _island(
+    value: ir.Value, target: np.dtype
+) -> tuple[AffineChain, stablehlo.ConvertOp, LinearChain, int] | str | None:
+    """The chain of per-channel affine ops that computes `value` from a widening convert of
+    a linear op (or its bias add) in `target`, along a dimension that linear op produces:
+    (chain, convert, linear chain, feature); None if there is none; the reason when the
+    chain stops at an op it cannot fold."""
+    if not single_user(value):
+        return None
+    shape = ir.RankedTensorType(value.type).shape
+    reason = None
+    for feature, channels in enumerate(shape):
+        if channels < 0:
             continue
-        channels = shape[feature]
-        scale, shift = np.ones(channels), np.zeros(channels)
-        for step in reversed(steps):
-            constant = None if isinstance(step, stablehlo.BatchNormInferenceOp) else _operands(step)[1]
-            update = affine_step(step, feature, channels, constant)
-            if update is None:
-                break
-            if isinstance(update, str):
-                return update
-            s, t = update
-            scale, shift = scale * s, shift * s + t
-        else:
-            return feature, scale, shift
-    return "the chain is not per-channel constants along the output feature"
+        affine = affine_chain(value, feature, channels)
+        if isinstance(affine, str) or (affine is not None and affine.stopped):
+            reason = reason or (affine if isinstance(affine, str) else affine.stopped)
+            continue
+        if affine is None or not isinstance(affine.x.owner, stablehlo.ConvertOp):
+            continue
+        widen = affine.x.owner
+        chain = linear_chain(widen.operand)
+        if chain is None or _float_element(widen.operand) != target:
+            continue
+        if linear_layout(chain.linear, feature) is not None:
+            return affine, widen, chain, feature
+        reason = reason or "the chain is not per-channel constants along the output feature"
+    return reason
 
 
 def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[Weights, ...] | str:
