@@ -71,7 +71,7 @@ def fold_batch_norm(
     others, and there a crash or a read that takes longer than
     `stablehlo_bnfold.isolation.read_seconds(len(data))` (30 s and more) is a `FoldError`,
     not the end of the caller's process. That costs a fork and a copy of the output (about
-    0.2 s on ResNet-50, docs/reliability.md); `trusted=True` reads such bytes in this
+    0.25 s on ResNet-50, docs/reliability.md); `trusted=True` reads such bytes in this
     process, for bytes from a producer you trust (your own `jax.export`).
 
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
