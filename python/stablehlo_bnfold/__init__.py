@@ -35,16 +35,20 @@ _T = TypeVar("_T")
 
 @overload
 def fold_batch_norm(
-    module: _T, *, with_report: Literal[False] = False, verify: bool = False, trusted: bool = False
+    module: _T,
+    *,
+    with_report: Literal[False] = False,
+    verify: bool = False,
+    trusted: bool | None = None,
 ) -> _T: ...
 @overload
 def fold_batch_norm(
-    module: _T, *, with_report: Literal[True], verify: bool = False, trusted: bool = False
+    module: _T, *, with_report: Literal[True], verify: bool = False, trusted: bool | None = None
 ) -> tuple[_T, FoldReport]: ...
 
 
 def fold_batch_norm(
-    module, *, with_report: bool = False, verify: bool = False, trusted: bool = False
+    module, *, with_report: bool = False, verify: bool = False, trusted: bool | None = None
 ):
     """Fold every foldable inference batch norm into the convolution or dot_general before it.
 
@@ -66,13 +70,16 @@ def fold_batch_norm(
     or the module cannot be run there. Raises `FoldError` on input that is not a valid
     StableHLO module.
 
-    Bytecode and portable artifacts (and so an `Exported`) are folded in a forked child
-    process: jaxlib's C++ readers crash on some corrupted bytes and loop without end on
-    others, and there a crash or a read that takes longer than
+    `bytes` (bytecode or a portable artifact) are folded in a forked child process:
+    jaxlib's C++ readers crash on some corrupted bytes and loop without end on others, and
+    there a crash or a read that takes longer than
     `stablehlo_bnfold.isolation.read_seconds(len(data))` (30 s and more) is a `FoldError`,
     not the end of the caller's process. That costs a fork and a copy of the output (about
-    0.25 s on ResNet-50, docs/reliability.md); `trusted=True` reads such bytes in this
-    process, for bytes from a producer you trust (your own `jax.export`).
+    0.25 s on ResNet-50, docs/reliability.md). `trusted` chooses: by default (`None`)
+    `bytes` are untrusted and an `Exported` is trusted, since JAX reads an `Exported`'s
+    module in this process whenever it is called; `trusted=False` folds an `Exported`
+    deserialized from someone else's bytes in a child too, and `trusted=True` reads bytes
+    from a producer you trust (your own `jax.export`) in this process.
 
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
     """
@@ -101,6 +108,8 @@ def fold_batch_norm(
                 f"fold_batch_norm: expected jax.export.Exported, ir.Module, str or bytes, "
                 f"got {type(module).__name__}"
             )
+        if trusted is None:
+            trusted = _exported.is_exported(module)
         fold = functools.partial(_fold_into, data)
         if isinstance(data, bytes) and data.startswith(_io.BYTECODE_MAGIC) and not trusted:
             # jaxlib's bytecode readers can crash or hang on corrupted bytes: read them in

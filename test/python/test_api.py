@@ -336,6 +336,20 @@ def test_binary_input_is_folded_in_a_child_unless_trusted_and_gives_the_same_byt
     assert children == [len(data)]
 
 
+def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch, exported_with_batch_norm):
+    # JAX reads an Exported's module in this process whenever it is called, so a child
+    # would only add a fork and a copy; trusted=False asks for one (an Exported
+    # deserialized from someone else's bytes).
+    children = []
+    run = isolation.run
+    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    in_process = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
+    assert children == []
+    in_child = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm, trusted=False)
+    assert children == [len(exported_with_batch_norm.mlir_module_serialized)]
+    assert in_child.mlir_module_serialized == in_process.mlir_module_serialized
+
+
 def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():
     # Bytecode is folded in a forked child (stablehlo_bnfold.isolation). JAX gives every
     # context one thread pool; once its worker threads have started here, they are missing
