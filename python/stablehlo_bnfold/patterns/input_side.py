@@ -59,7 +59,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, input_layouts
+from ..channels import InputLayout, Narrow, input_layouts
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     CHAIN_OPS,
@@ -167,7 +167,9 @@ class _Consumer:
     def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
         """The add of the linear op's own per-feature bias, when it is the op's only user
         and the folded bias has one dimension, and that bias (a finite constant or, with
-        `in_graph`, a narrow value): the folded bias merges into it at no op's cost."""
+        `in_graph`, a narrow value not computed by a linear op): the folded bias merges
+        into it at no op's cost. At batch 1 another linear op's result ([1, N], as in
+        `x @ W1 + x @ W2`) is narrow too: it is an activation, not a bias."""
         users = list(self.linear.result.uses)
         if len(users) != 1 or len(self.layout.result_dims) != 1:
             return None
@@ -179,6 +181,8 @@ class _Consumer:
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
         bias = per_channel(other, dim, size, in_graph)
         if bias is None or (isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias))):
+            return None
+        if isinstance(bias, Narrow) and computed_by_linear_op(bias.value):
             return None
         return add, bias
 
@@ -375,12 +379,15 @@ def _builder(
         result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
         if no_shift:
             return result
-        folded = bias if exact else _contract_in_graph(rw, consumer, shift)
-        if own is not None:
-            folded = combine(rw, np.add, folded, own[1], own[0].result)
-        added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
         if own is None:
-            return added
+            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+            return _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
+        # The own bias may be defined after the linear op (a bias argument converted
+        # there): the merged bias is built where the bias add is.
+        with rw.building_before(own[0]):
+            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+            folded = combine(rw, np.add, folded, own[1], own[0].result)
+            added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
         rw.replace_inside(own[0], added)
         return result
 
@@ -517,7 +524,9 @@ def _contract(kernel: np.ndarray, shift: np.ndarray, layout: InputLayout) -> np.
     """L(t, K): the weights times the laid-out shift, in float64, summed over every
     dimension that does not reach the result; its dimensions in `layout.kept` order."""
     summed_axes = tuple(d for d in range(kernel.ndim) if d not in layout.kept)
-    summed = (kernel.astype(np.float64) * shift).sum(axis=summed_axes)
+    # An array also when nothing is kept (x[T, C] . w[C]): a sum over every axis is a
+    # numpy scalar, which the bias add would take for an IR value.
+    summed = np.asarray((kernel.astype(np.float64) * shift).sum(axis=summed_axes))
     ascending = sorted(layout.kept)
     return np.transpose(summed, [ascending.index(d) for d in layout.kept])
 
