@@ -65,6 +65,20 @@ func.func @main(%x: tensor<3x4xf32>) -> tensor<3xf32> {{{_AFFINE.format(n=3)}
 }}
 """
 
+# x[T, C] * broadcast_in_dim(reshape(z[1, C] -> [C]), dims = [0]): the factor varies along
+# T, not along the contracted C. Asked for a single element past the broadcast, the
+# in-graph source analysis went through the reshape to z's C and folded z into W along C
+# (relative error 1.86).
+PER_TOKEN_THROUGH_RESHAPE = """
+func.func @main(%x: tensor<4x4xf32>, %z: tensor<1x4xf32>, %w: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %r = stablehlo.reshape %z : (tensor<1x4xf32>) -> tensor<4xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %y = stablehlo.multiply %x, %rb : tensor<4x4xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %d : tensor<4x2xf32>
+}
+"""
+
 
 @pytest.mark.parametrize(
     "text, folds",
@@ -73,8 +87,15 @@ func.func @main(%x: tensor<3x4xf32>) -> tensor<3xf32> {{{_AFFINE.format(n=3)}
         (LATER_LINEAR_ADDED, 2),
         (BIAS_CONVERTED_AFTER, 1),
         (VECTOR_WEIGHTS, 1),
+        (PER_TOKEN_THROUGH_RESHAPE, 0),
     ],
-    ids=["two_consumers_added", "later_linear_added", "bias_converted_after", "vector_weights"],
+    ids=[
+        "two_consumers_added",
+        "later_linear_added",
+        "bias_converted_after",
+        "vector_weights",
+        "per_token_through_reshape",
+    ],
 )
 def test_folded_module_computes_what_the_original_computes(text, folds):
     fold_and_compare(text, seed=0, batch_norms_left=0, folds=folds)
