@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import pytest
 from helpers import fold_and_compare
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+
+import stablehlo_bnfold
 
 _AFFINE = """
   %s = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
@@ -78,6 +82,32 @@ func.func @main(%x: tensor<4x4xf32>, %z: tensor<1x4xf32>, %w: tensor<4x2xf32>) -
   return %d : tensor<4x2xf32>
 }
 """
+
+# f16 weights as an argument after x * 1000 * 1000 (constants; x made small by a factor
+# that is not per-channel, which ends the chain): the scale 1e6 does not fit in f16, and
+# the vector built for W * broadcast_in_dim(s) was None (ValueError). Now refused with
+# the reason.
+SCALE_OVERFLOWS_ARGUMENT_WEIGHTS = """
+func.func @main(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<4xf16>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %small = stablehlo.constant dense<[[1.0e-04, 2.0e-04, 1.0e-04, 3.0e-04], [2.0e-04, 1.0e-04, 1.0e-04, 1.0e-04]]> : tensor<2x4xf16>
+  %xs = stablehlo.multiply %x, %small : tensor<2x4xf16>
+  %m1 = stablehlo.multiply %xs, %cb : tensor<2x4xf16>
+  %m2 = stablehlo.multiply %m1, %cb : tensor<2x4xf16>
+  %d = stablehlo.dot_general %m2, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+"""
+
+
+def test_a_scale_that_does_not_fit_argument_weights_is_refused_with_the_reason():
+    # Not run through XLA: its CPU compiler itself multiplies 1000 * 1000 in f16 first.
+    folded, report = stablehlo_bnfold.fold_batch_norm(SCALE_OVERFLOWS_ARGUMENT_WEIGHTS, with_report=True)
+    assert report.folded == 0
+    assert [s.reason for s in report.skips] == ["folded weights overflow their element type"]
+    with make_ir_context():
+        assert folded == str(ir.Module.parse(SCALE_OVERFLOWS_ARGUMENT_WEIGHTS))
 
 
 @pytest.mark.parametrize(

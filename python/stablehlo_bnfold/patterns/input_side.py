@@ -367,6 +367,13 @@ def _builder(
             return "folded weights overflow their element type"
         if moved and _magnified(scaled, stored, layout, scale, shift):
             return "folded weights underflow their element type"
+    else:
+        # In the graph a constant scale and shift become vectors in the weights' type
+        # (f16 weights as arguments after x * 1000 * 1000): they must fit there.
+        if isinstance(scale, np.ndarray) and round_to(consumer.dtype, scale) is None:
+            return "folded weights overflow their element type"
+        if isinstance(shift, np.ndarray) and round_to(consumer.dtype, shift) is None:
+            return "folded bias overflows its element type"
     no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
 
     def build(x: ir.Value) -> ir.Value:
