@@ -129,3 +129,26 @@ def test_a_scale_that_does_not_fit_argument_weights_is_refused_with_the_reason()
 )
 def test_folded_module_computes_what_the_original_computes(text, folds):
     fold_and_compare(text, seed=0, batch_norms_left=0, folds=folds)
+
+
+# The same scale below a step computed in the graph (x * 1000 * 1000 * gamma, gamma an
+# argument): the float64 product 1e6 became a vector in f16 inside AffineChain.affine and
+# the multiply built on it raised.
+SCALE_OVERFLOWS_BELOW_ARGUMENT_STEP = """
+func.func @main(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>, %g: tensor<4xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<4xf16>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %m1 = stablehlo.multiply %x, %cb : tensor<2x4xf16>
+  %m2 = stablehlo.multiply %m1, %cb : tensor<2x4xf16>
+  %m3 = stablehlo.multiply %m2, %gb : tensor<2x4xf16>
+  %d = stablehlo.dot_general %m3, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+"""
+
+
+def test_a_constant_below_an_argument_step_that_does_not_fit_is_refused_with_the_reason():
+    folded, report = stablehlo_bnfold.fold_batch_norm(SCALE_OVERFLOWS_BELOW_ARGUMENT_STEP, with_report=True)
+    assert report.folded == 0
+    assert [s.reason for s in report.skips] == ["per-feature values overflow their element type"]

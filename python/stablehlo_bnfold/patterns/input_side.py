@@ -96,7 +96,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
     arguments with `fold-weight-arguments`; innermost, possibly a multiply by a product
     r * c with c per-feature, read as (v * r) * c; a value with other users ends the chain);
-    every user of the chain's result is a linear op reading it along the feature; for
+    with steps in the graph, its constants are finite in the activation's type; every
+    user of the chain's result is a linear op reading it along the feature; for
     each: shapes are static; the weights are a finite constant (or, in the graph, not
     computed by a linear op, and not grouped) of a supported float type at least as wide
     as the activation and result; the bias adds the fold needs (none where the shift is
@@ -253,6 +254,8 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
         return _refuse(rw, affine, consumers)
     x = affine.x
     exact = affine.constant and all(c.stored is not None for c in consumers)
+    if not affine.constant and not _constants_fit(affine, float_dtype(ir.RankedTensorType(x.type).element_type)):
+        return rw.skip(top, "per-feature values overflow their element type")
     with rw.building_before(top):
         scale, shift = affine.affine(rw, activation)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
@@ -328,6 +331,24 @@ _GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
 _NOT_CONSTANT = (
     "weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT
 )
+
+
+def _constants_fit(affine: AffineChain, dtype: np.dtype) -> bool:
+    """Whether every constant that `affine.affine` turns into a vector in the graph (a
+    step's s and t, and the scale and shift accumulated in float64 below the first step
+    computed in the graph) is finite in `dtype`: `rw.vector` has no value for one that is
+    not (x * 1000 * 1000 * gamma in f16)."""
+    scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
+    for step in reversed(affine.steps):
+        values = [scale, shift] + ([step.s, step.t] if step.c is None else [])
+        if any(isinstance(v, np.ndarray) and round_to(dtype, v) is None for v in values):
+            return False
+        if step.c is not None:
+            scale, shift = None, None  # computed in the graph from here on
+        elif scale is not None:
+            with np.errstate(all="ignore"):
+                scale, shift = scale * step.s, shift * step.s + step.t
+    return True
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
