@@ -352,7 +352,9 @@ def _source(value: ir.Value, feature: int | None) -> Narrow | None:
     if isinstance(owner, stablehlo.ReshapeOp) and shaped.has_static_shape:
         operand_shape = ir.ShapedType(owner.operand.type).shape
         wide = [d for d, n in enumerate(operand_shape) if n != 1]
-        if feature is None or all(n == 1 for d, n in enumerate(shaped.shape) if d != feature):
+        # With `feature` None a single element is asked for: a reshape of a wide operand
+        # ([1, C] -> [C] broadcast along a batch dimension) is not one.
+        if all(n == 1 for d, n in enumerate(shaped.shape) if d != feature):
             if len(wide) <= 1:
                 return _source(owner.operand, wide[0] if wide else None)
     if not shaped.has_static_shape:

@@ -763,8 +763,15 @@ def test_batch_norm_before_a_convolution_folds_into_it_and_computes_the_same(con
         d == 1 for d in conv.lhs_dilate
     )
     path = activation_path(folded)
-    if every_tap:
+    # The cost rule: a bias add after a convolution whose result is larger than its input
+    # would move the add onto a larger tensor, so the shift stays in front there too.
+    larger = np.prod(conv.output_shape) > np.prod(conv.input_shape)
+    if every_tap and not larger:
         assert report.skips == () and path["stablehlo.add"] <= 1, report.to_text()
+    elif every_tap:
+        assert [s.reason for s in report.skips] == [
+            "folding would move an add onto a larger tensor"
+        ], report.to_text()
     else:
         assert [s.reason for s in report.skips] == [
             "convolution pads or dilates its input: the shift cannot pass its zeros"

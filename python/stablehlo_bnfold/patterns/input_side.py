@@ -59,7 +59,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, input_layouts
+from ..channels import InputLayout, Narrow, input_layouts
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     CHAIN_OPS,
@@ -96,7 +96,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
     arguments with `fold-weight-arguments`; innermost, possibly a multiply by a product
     r * c with c per-feature, read as (v * r) * c; a value with other users ends the chain);
-    every user of the chain's result is a linear op reading it along the feature; for
+    with steps in the graph, its constants are finite in the activation's type; every
+    user of the chain's result is a linear op reading it along the feature; for
     each: shapes are static; the weights are a finite constant (or, in the graph, not
     computed by a linear op, and not grouped) of a supported float type at least as wide
     as the activation and result; the bias adds the fold needs (none where the shift is
@@ -167,7 +168,9 @@ class _Consumer:
     def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
         """The add of the linear op's own per-feature bias, when it is the op's only user
         and the folded bias has one dimension, and that bias (a finite constant or, with
-        `in_graph`, a narrow value): the folded bias merges into it at no op's cost."""
+        `in_graph`, a narrow value not computed by a linear op): the folded bias merges
+        into it at no op's cost. At batch 1 another linear op's result ([1, N], as in
+        `x @ W1 + x @ W2`) is narrow too: it is an activation, not a bias."""
         users = list(self.linear.result.uses)
         if len(users) != 1 or len(self.layout.result_dims) != 1:
             return None
@@ -179,6 +182,8 @@ class _Consumer:
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
         bias = per_channel(other, dim, size, in_graph)
         if bias is None or (isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias))):
+            return None
+        if isinstance(bias, Narrow) and computed_by_linear_op(bias.value):
             return None
         return add, bias
 
@@ -249,6 +254,8 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
         return _refuse(rw, affine, consumers)
     x = affine.x
     exact = affine.constant and all(c.stored is not None for c in consumers)
+    if not affine.constant and not _constants_fit(affine, float_dtype(ir.RankedTensorType(x.type).element_type)):
+        return rw.skip(top, "per-feature values overflow their element type")
     with rw.building_before(top):
         scale, shift = affine.affine(rw, activation)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
@@ -326,6 +333,24 @@ _NOT_CONSTANT = (
 )
 
 
+def _constants_fit(affine: AffineChain, dtype: np.dtype) -> bool:
+    """Whether every constant that `affine.affine` turns into a vector in the graph (a
+    step's s and t, and the scale and shift accumulated in float64 below the first step
+    computed in the graph) is finite in `dtype`: `rw.vector` has no value for one that is
+    not (x * 1000 * 1000 * gamma in f16)."""
+    scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
+    for step in reversed(affine.steps):
+        values = [scale, shift] + ([step.s, step.t] if step.c is None else [])
+        if any(isinstance(v, np.ndarray) and round_to(dtype, v) is None for v in values):
+            return False
+        if step.c is not None:
+            scale, shift = None, None  # computed in the graph from here on
+        elif scale is not None:
+            with np.errstate(all="ignore"):
+                scale, shift = scale * step.s, shift * step.s + step.t
+    return True
+
+
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
     linear op's weights are not constants is no candidate (attention's q * scale before
@@ -363,6 +388,13 @@ def _builder(
             return "folded weights overflow their element type"
         if moved and _magnified(scaled, stored, layout, scale, shift):
             return "folded weights underflow their element type"
+    else:
+        # In the graph a constant scale and shift become vectors in the weights' type
+        # (f16 weights as arguments after x * 1000 * 1000): they must fit there.
+        if isinstance(scale, np.ndarray) and round_to(consumer.dtype, scale) is None:
+            return "folded weights overflow their element type"
+        if isinstance(shift, np.ndarray) and round_to(consumer.dtype, shift) is None:
+            return "folded bias overflows its element type"
     no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
 
     def build(x: ir.Value) -> ir.Value:
@@ -375,12 +407,15 @@ def _builder(
         result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
         if no_shift:
             return result
-        folded = bias if exact else _contract_in_graph(rw, consumer, shift)
-        if own is not None:
-            folded = combine(rw, np.add, folded, own[1], own[0].result)
-        added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
         if own is None:
-            return added
+            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+            return _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
+        # The own bias may be defined after the linear op (a bias argument converted
+        # there): the merged bias is built where the bias add is.
+        with rw.building_before(own[0]):
+            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
+            folded = combine(rw, np.add, folded, own[1], own[0].result)
+            added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
         rw.replace_inside(own[0], added)
         return result
 
@@ -517,7 +552,9 @@ def _contract(kernel: np.ndarray, shift: np.ndarray, layout: InputLayout) -> np.
     """L(t, K): the weights times the laid-out shift, in float64, summed over every
     dimension that does not reach the result; its dimensions in `layout.kept` order."""
     summed_axes = tuple(d for d in range(kernel.ndim) if d not in layout.kept)
-    summed = (kernel.astype(np.float64) * shift).sum(axis=summed_axes)
+    # An array also when nothing is kept (x[T, C] . w[C]): a sum over every axis is a
+    # numpy scalar, which the bias add would take for an IR value.
+    summed = np.asarray((kernel.astype(np.float64) * shift).sum(axis=summed_axes))
     ascending = sorted(layout.kept)
     return np.transpose(summed, [ascending.index(d) for d in layout.kept])
 

@@ -1,0 +1,154 @@
+"""Input-side folds on modules that once miscompiled or crashed the pass, each folded and
+run through XLA on the CPU against the original (`fold_and_compare`)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import fold_and_compare
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+
+import stablehlo_bnfold
+
+_AFFINE = """
+  %s = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %t = stablehlo.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<4xf32>) -> tensor<{n}x4xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<4xf32>) -> tensor<{n}x4xf32>
+  %m = stablehlo.multiply %x, %sb : tensor<{n}x4xf32>
+  %y = stablehlo.add %m, %tb : tensor<{n}x4xf32>
+"""
+_W1 = "dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [1.0, 0.0, -1.0]]> : tensor<4x3xf32>"
+_W2 = "dense<[[2.0, 1.0, 0.5], [-1.0, 3.0, 2.0], [0.0, 1.0, 1.0], [2.0, 2.0, -2.0]]> : tensor<4x3xf32>"
+
+# At batch 1 a linear op's result [1, 3] looks like a bias [1, N] to `own_bias`: the sum
+# of two consumers made each the other's bias (the process crashed), and a result
+# defined after the consumer was read before it (operand does not dominate its use).
+TWO_CONSUMERS_ADDED = f"""
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x3xf32> {{{_AFFINE.format(n=1)}
+  %w1 = stablehlo.constant {_W1}
+  %w2 = stablehlo.constant {_W2}
+  %a = stablehlo.dot_general %y, %w1, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %b = stablehlo.dot_general %y, %w2, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %o = stablehlo.add %a, %b : tensor<1x3xf32>
+  return %o : tensor<1x3xf32>
+}}
+"""
+
+LATER_LINEAR_ADDED = f"""
+func.func @main(%x: tensor<1x4xf32>, %z: tensor<1x4xf32>) -> tensor<1x3xf32> {{{_AFFINE.format(n=1)}
+  %w1 = stablehlo.constant {_W1}
+  %w2 = stablehlo.constant {_W2}
+  %a = stablehlo.dot_general %y, %w1, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %r = stablehlo.tanh %z : tensor<1x4xf32>
+  %b = stablehlo.dot_general %r, %w2, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %o = stablehlo.add %a, %b : tensor<1x3xf32>
+  return %o : tensor<1x3xf32>
+}}
+"""
+
+# The consumer's own bias, an argument converted after the consumer: the merged bias was
+# built before the consumer, reading the convert before it is defined.
+BIAS_CONVERTED_AFTER = f"""
+func.func @main(%x: tensor<2x4xf32>, %w: tensor<4x3xf32>, %bias: tensor<3xbf16>) -> tensor<2x3xf32> {{{_AFFINE.format(n=2)}
+  %a = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %bc = stablehlo.convert %bias : (tensor<3xbf16>) -> tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bc, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %o = stablehlo.add %a, %bb : tensor<2x3xf32>
+  return %o : tensor<2x3xf32>
+}}
+"""
+
+# Weights with no free dimension (x[T, C] . w[C]): the folded bias, a sum over every
+# axis, was a numpy scalar and crashed the bias add.
+VECTOR_WEIGHTS = f"""
+func.func @main(%x: tensor<3x4xf32>) -> tensor<3xf32> {{{_AFFINE.format(n=3)}
+  %w = stablehlo.constant dense<[1.0, -2.0, 0.5, 3.0]> : tensor<4xf32>
+  %a = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %a : tensor<3xf32>
+}}
+"""
+
+# x[T, C] * broadcast_in_dim(reshape(z[1, C] -> [C]), dims = [0]): the factor varies along
+# T, not along the contracted C. Asked for a single element past the broadcast, the
+# in-graph source analysis went through the reshape to z's C and folded z into W along C
+# (relative error 1.86).
+PER_TOKEN_THROUGH_RESHAPE = """
+func.func @main(%x: tensor<4x4xf32>, %z: tensor<1x4xf32>, %w: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %r = stablehlo.reshape %z : (tensor<1x4xf32>) -> tensor<4xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %y = stablehlo.multiply %x, %rb : tensor<4x4xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %d : tensor<4x2xf32>
+}
+"""
+
+# f16 weights as an argument after x * 1000 * 1000 (constants; x made small by a factor
+# that is not per-channel, which ends the chain): the scale 1e6 does not fit in f16, and
+# the vector built for W * broadcast_in_dim(s) was None (ValueError). Now refused with
+# the reason.
+SCALE_OVERFLOWS_ARGUMENT_WEIGHTS = """
+func.func @main(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<4xf16>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %small = stablehlo.constant dense<[[1.0e-04, 2.0e-04, 1.0e-04, 3.0e-04], [2.0e-04, 1.0e-04, 1.0e-04, 1.0e-04]]> : tensor<2x4xf16>
+  %xs = stablehlo.multiply %x, %small : tensor<2x4xf16>
+  %m1 = stablehlo.multiply %xs, %cb : tensor<2x4xf16>
+  %m2 = stablehlo.multiply %m1, %cb : tensor<2x4xf16>
+  %d = stablehlo.dot_general %m2, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+"""
+
+
+def test_a_scale_that_does_not_fit_argument_weights_is_refused_with_the_reason():
+    # Not run through XLA: its CPU compiler itself multiplies 1000 * 1000 in f16 first.
+    folded, report = stablehlo_bnfold.fold_batch_norm(SCALE_OVERFLOWS_ARGUMENT_WEIGHTS, with_report=True)
+    assert report.folded == 0
+    assert [s.reason for s in report.skips] == ["folded weights overflow their element type"]
+    with make_ir_context():
+        assert folded == str(ir.Module.parse(SCALE_OVERFLOWS_ARGUMENT_WEIGHTS))
+
+
+@pytest.mark.parametrize(
+    "text, folds",
+    [
+        (TWO_CONSUMERS_ADDED, 1),
+        (LATER_LINEAR_ADDED, 2),
+        (BIAS_CONVERTED_AFTER, 1),
+        (VECTOR_WEIGHTS, 1),
+        (PER_TOKEN_THROUGH_RESHAPE, 0),
+    ],
+    ids=[
+        "two_consumers_added",
+        "later_linear_added",
+        "bias_converted_after",
+        "vector_weights",
+        "per_token_through_reshape",
+    ],
+)
+def test_folded_module_computes_what_the_original_computes(text, folds):
+    fold_and_compare(text, seed=0, batch_norms_left=0, folds=folds)
+
+
+# The same scale below a step computed in the graph (x * 1000 * 1000 * gamma, gamma an
+# argument): the float64 product 1e6 became a vector in f16 inside AffineChain.affine and
+# the multiply built on it raised.
+SCALE_OVERFLOWS_BELOW_ARGUMENT_STEP = """
+func.func @main(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>, %g: tensor<4xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<4xf16>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  %m1 = stablehlo.multiply %x, %cb : tensor<2x4xf16>
+  %m2 = stablehlo.multiply %m1, %cb : tensor<2x4xf16>
+  %m3 = stablehlo.multiply %m2, %gb : tensor<2x4xf16>
+  %d = stablehlo.dot_general %m3, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+"""
+
+
+def test_a_constant_below_an_argument_step_that_does_not_fit_is_refused_with_the_reason():
+    folded, report = stablehlo_bnfold.fold_batch_norm(SCALE_OVERFLOWS_BELOW_ARGUMENT_STEP, with_report=True)
+    assert report.folded == 0
+    assert [s.reason for s in report.skips] == ["per-feature values overflow their element type"]
