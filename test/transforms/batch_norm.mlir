@@ -1534,3 +1534,21 @@ func.func @no_fold_weights_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<1x4x4x3xf16>
   return %y : tensor<1x4x4x3xf16>
 }
+
+// -----
+
+// folded weights overflow their element type: f16 weights as an argument, scaled in the
+// graph by 60000 / sqrt(1e-4), which no f16 constant holds (once an internal error).
+// CHECK-LABEL: func.func @no_fold_weights_argument_overflow(
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %arg1
+// CHECK:         %[[BN:.+]] = "stablehlo.batch_norm_inference"(%[[D]],
+// CHECK:         return %[[BN]] : tensor<2x3xf16>
+func.func @no_fold_weights_argument_overflow(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  %scale = stablehlo.constant dense<[60000.0, 2.0, 3.0]> : tensor<3xf16>
+  %offset = stablehlo.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf16>
+  %mean = stablehlo.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf16>
+  %var = stablehlo.constant dense<[1.0e-4, 1.0, 1.0]> : tensor<3xf16>
+  %y = "stablehlo.batch_norm_inference"(%d, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32, feature_index = 1 : i64} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
+  return %y : tensor<2x3xf16>
+}

@@ -368,6 +368,10 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
                 return "weights are not finite"
             return "folded weights overflow their element type"
         return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
+    if isinstance(scale, np.ndarray) and round_to(weights.dtype, np.broadcast_to(scale, (channels,))) is None:
+        # In the graph the factor is a constant of the weights' type: one that does not
+        # fit would make rw.vector give nothing to broadcast (an internal error).
+        return "folded weights overflow their element type"
 
     def build() -> ir.Value:
         factor = rw.vector(scale, channels, weights.tensor_type.element_type)
