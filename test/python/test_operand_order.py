@@ -7,7 +7,8 @@ convolution and after a dot_general, with and without a bias add, and before a l
 `helpers.TOLERANCE_F64`), and whatever the pass does must be visible: either a fold in the
 report that is right, or the module left exactly as MLIR prints it. The same shapes with the
 constant on the right are the controls: they do fold, so the left-hand cases are candidates
-the patterns look at, not modules they ignore for some other reason.
+the patterns look at, not modules they ignore for some other reason. A multiply commutes,
+and folds with its constant on either side.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ LINEAR = {
 }
 
 OPS = {"subtract": "stablehlo.subtract", "divide": "stablehlo.divide"}
+MULTIPLY = {"multiply": "stablehlo.multiply"}
 
 
 def after_linear(linear: str, op: str, constant_on_left: bool, bias: bool) -> str:
@@ -63,7 +65,8 @@ def after_linear(linear: str, op: str, constant_on_left: bool, bias: bool) -> st
         f"  %cc = stablehlo.broadcast_in_dim %c, dims = [{feature}] : (tensor<3xf64>) -> {result}",
     ]
     operands = f"%cc, {y}" if constant_on_left else f"{y}, %cc"
-    body.append(f"  %out = {OPS[op]} {operands} : {result}")
+    name = {**OPS, **MULTIPLY}[op]
+    body.append(f"  %out = {name} {operands} : {result}")
     return "\n".join([f"func.func @main(%x: {arg}) -> {result} {{", *body, f"  return %out : {result}", "}", ""])
 
 
@@ -122,6 +125,20 @@ def test_a_constant_left_of_a_subtract_or_divide_after_a_linear_op_is_not_folded
 def test_the_same_constant_on_the_right_folds(linear, op, bias):
     report = fold_and_run(after_linear(linear, op, constant_on_left=False, bias=bias), seed=2)
     assert report.folded >= 1 and not report.skips, report
+
+
+MULTIPLY_CASES = [(linear, bias) for linear in LINEAR for bias in (False, True)]
+
+
+@pytest.mark.parametrize(
+    "linear, bias", MULTIPLY_CASES, ids=[f"{l}{'-bias' if b else ''}" for l, b in MULTIPLY_CASES]
+)
+@pytest.mark.parametrize("constant_on_left", [True, False], ids=["c-times-L", "L-times-c"])
+def test_a_multiply_folds_with_the_constant_on_either_side(linear, bias, constant_on_left):
+    # A multiply commutes: c * L(x) is L(x) * c, and both fold.
+    text = after_linear(linear, "multiply", constant_on_left=constant_on_left, bias=bias)
+    report = fold_and_run(text, seed=5)
+    assert [f.pattern for f in report.folds] == ["fold_scale_into_linear"], report
 
 
 INPUT_CASES = [(linear, op) for linear in LINEAR for op in OPS]
