@@ -44,8 +44,10 @@ PACKAGE = os.path.join(ROOT, "python", "stablehlo_bnfold")
 
 PY = "test/python/"
 LIT = ("lit", "test/transforms")
-UNIT = ("pytest", PY + "test_algebra.py", PY + "test_constants.py", PY + "test_channels.py")
-NUMERIC = ("pytest", PY + "test_exactness.py", PY + "test_operand_order.py")
+UNIT = ("pytest", PY + "test_algebra.py", PY + "test_constants.py", PY + "test_rounding.py",
+        PY + "test_channels.py")
+NUMERIC = ("pytest", PY + "test_exactness.py", PY + "test_operand_order.py",
+           PY + "test_dynamic_shapes.py", PY + "test_edge_values.py")
 TESTDATA = ("pytest", PY + "test_testdata.py")
 
 # Families: which modules, and the test commands (cheapest first) that guard them.
@@ -58,12 +60,14 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     ),
     "channels": (("channels.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
     "constants": (("constants.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
-    "io": (("io.py",), (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT)),
-    "report": (("report.py",), (LIT, ("pytest", PY + "test_api.py"))),
+    "io": (("io.py",), (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT,
+                        ("pytest", PY + "test_fuzz.py"))),
+    "report": (("report.py",), (("pytest", PY + "test_report.py"), LIT, ("pytest", PY + "test_api.py"))),
     "cli": (
         ("cli.py",),
         (LIT, ("pytest", PY + "test_cli.py", "-k",
-               "split or report or exit or output or verify or stdin or version")),
+               "split or report or exit or output or verify or stdin or version or temporary "
+               "or killed or signal")),
     ),
 }
 
