@@ -12,10 +12,13 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["testdata", "python", "lit.cfg.py"]
 config.environment["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-# lit clears the environment: keep PYTHONPATH so a checkout that points it at its own
-# python/ tests that code, not the installed copy.
-if "PYTHONPATH" in os.environ:
-    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+# lit passes no PYTHONPATH of its own: without this, the tool would import whatever package
+# is installed, which need not be this checkout's. The caller's PYTHONPATH comes first (the
+# package pytest imports, a mutant under test/mutation), then this checkout's python/.
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in (os.environ.get("PYTHONPATH"),
+                os.path.join(os.path.dirname(config.test_source_root), "python")) if p
+)
 
 _opt = shutil.which("stablehlo-bnfold-opt", path=config.environment["PATH"])
 if _opt is None:

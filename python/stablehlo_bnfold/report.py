@@ -126,17 +126,20 @@ def one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
 
 
-_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2})")
+_ESCAPE = re.compile(r"\\(\\|[0-9A-Fa-f]{2})")
 
 
 def _unescape(name: str) -> str:
-    """A name as MLIR's printer escapes it (a byte outside printable ASCII, a quote or a
-    backslash as `\\XX`), back as written; bytes that are not UTF-8 are shown as U+FFFD."""
+    """A name as MLIR's printer escapes it (llvm::printEscapedString: a byte outside
+    printable ASCII or a quote as `\\XX`, a backslash as `\\\\`), back as written; bytes
+    that are not UTF-8 are shown as U+FFFD."""
     if "\\" not in name:
         return name
     data, end = bytearray(), 0
     for match in _ESCAPE.finditer(name):
-        data += name[end : match.start()].encode() + bytes([int(match.group(1), 16)])
+        escaped = match.group(1)
+        byte = b"\\" if escaped == "\\" else bytes([int(escaped, 16)])
+        data += name[end : match.start()].encode() + byte
         end = match.end()
     data += name[end:].encode()
     return data.decode("utf-8", errors="replace")

@@ -12,6 +12,8 @@ Every command runs in a fresh `tmp_path` holding a copy of examples/conv_bn.mlir
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
 import io
 import json
 import os
@@ -408,7 +410,7 @@ def test_cli_says_in_one_line_that_its_process_was_killed_most_likely_for_lack_o
     # What the kernel's OOM killer does to a fold too large for the machine.
     process, child = _waiting_on_stdin(work)
     os.kill(child, signal.SIGKILL)
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = _ended(process)
     assert_one_error(
         Run(process.returncode, stdout, stderr.decode()),
         1,
@@ -416,10 +418,23 @@ def test_cli_says_in_one_line_that_its_process_was_killed_most_likely_for_lack_o
     )
 
 
+def _ended(process: subprocess.Popen) -> tuple[bytes, bytes]:
+    """stdout and stderr of `process` once it has exited, its stdin held open until then:
+    closing it first (as `communicate` does) would let the child read the end of its input
+    and finish on its own before the signal reaches it."""
+    process.wait(timeout=60)
+    stdout, stderr = process.stdout.read(), process.stderr.read()
+    with contextlib.suppress(BrokenPipeError):  # nobody reads it any more
+        process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
+    return stdout, stderr
+
+
 def test_cli_passes_a_terminate_signal_on_to_its_child_and_prints_nothing(work):
     process, child = _waiting_on_stdin(work)
     process.terminate()
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = _ended(process)
     assert (process.returncode, stdout, stderr) == (128 + signal.SIGTERM, b"", b"")
     assert not os.path.exists(f"/proc/{child}/status") or "zombie" in open(f"/proc/{child}/status").read()
 
@@ -428,7 +443,7 @@ def test_cli_passes_an_interrupt_sent_to_it_alone_on_to_its_child(work):
     # `kill -INT PID`, `timeout -s INT`: not the terminal, which signals both processes.
     process, child = _waiting_on_stdin(work)
     process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=60)
+    stdout, stderr = _ended(process)
     assert (process.returncode, stdout, stderr) == (128 + signal.SIGINT, b"", b"")
 
 
@@ -438,8 +453,15 @@ def test_cli_child_dies_with_its_parent_and_writes_nothing(work):
     process, child = _waiting_on_stdin(work, "-o", "out.mlir")
     process.kill()
     process.wait(timeout=60)
-    process.stdin.write(EXAMPLE.read_bytes()[100:])  # what the child waited for
-    process.stdin.close()
+    # What the child waited for. The child may already be gone, and with it the pipe's
+    # last reader: then the write fails with a broken pipe, and there is nobody left to
+    # write the output, which is what the test checks.
+    with contextlib.suppress(BrokenPipeError):
+        process.stdin.write(EXAMPLE.read_bytes()[100:])
+        process.stdin.close()
+    for stream in (process.stdin, process.stdout, process.stderr):
+        with contextlib.suppress(BrokenPipeError):
+            stream.close()
     for _ in range(200):
         if not os.path.exists(f"/proc/{child}") or "Z" in open(f"/proc/{child}/stat").read().split()[2]:
             break
@@ -673,6 +695,43 @@ def test_cli_split_input_file_prints_the_good_chunks_and_exits_1_on_a_bad_one(wo
     assert chunks == [folded_example.strip()] * 2
 
 
+# A module XLA cannot run: --verify says "not verified", which fails the run.
+NO_MAIN = """\
+func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+"""
+
+
+def test_cli_split_input_file_verify_fails_when_an_earlier_chunk_fails_and_a_later_passes(work):
+    # The last chunk must not decide: a chunk that fails verification followed by one that
+    # passes still fails the run with exit 3, and nothing at all is written.
+    (work / "split.mlir").write_text(_split_file(NO_MAIN, EXAMPLE.read_text()))
+    run = bnfold(work, "split.mlir", "--split-input-file", "--stablehlo-fold-batch-norm", "--verify",
+                 "-o", "out.mlir")
+    assert "Traceback" not in run.stderr
+    assert run.returncode == 3, run.stderr
+    assert run.stdout == b""
+    lines = run.stderr_lines
+    assert lines[0] == "split.mlir: not verified: no function named main", run.stderr
+    assert lines[-1] == "split.mlir: verification passed (1 outputs, 3 trials)", run.stderr
+    assert not (work / "out.mlir").exists() and not list(work.glob(".bnfold-*"))
+
+
+def test_cli_split_input_file_verify_exits_1_when_an_earlier_chunk_is_bad_and_a_later_passes(
+    work, folded_example
+):
+    # As without --verify: the good chunk is written, and the bad one decides the exit code.
+    (work / "split.mlir").write_text(_split_file(SYNTAX_ERROR, EXAMPLE.read_text()))
+    run = bnfold(work, "split.mlir", "--split-input-file", "--stablehlo-fold-batch-norm", "--verify",
+                 "-o", "out.mlir")
+    assert "Traceback" not in run.stderr
+    assert run.returncode == 1, run.stderr
+    assert re.fullmatch(r"split\.mlir:2:43: error: .+", run.stderr_lines[0]), run.stderr
+    assert run.stderr_lines[-1] == "split.mlir: verification passed (1 outputs, 3 trials)"
+    assert (work / "out.mlir").read_text().strip() == folded_example.strip()
+
+
 def test_cli_split_input_file_reports_lines_of_the_whole_file(work):
     example = EXAMPLE.read_text()
     (work / "split.mlir").write_text(_split_file(example, example))
@@ -784,8 +843,15 @@ def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
 
 
 def test_cli_console_script_is_installed_and_runs(work):
-    script = shutil.which(PROG)
-    assert script is not None, f"{PROG} is not on PATH; install the package with pip install -e ."
+    # pip puts the script beside the interpreter it installs for (a venv's bin, which need
+    # not be on PATH when that interpreter is run by its full path).
+    beside = os.path.dirname(sys.executable)
+    script = shutil.which(PROG, path=os.pathsep.join([beside, os.environ.get("PATH", "")]))
+    assert script is not None, f"{PROG} is not in {beside}; install the package with pip install -e ."
+    (entry_point,) = [
+        e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == PROG
+    ]
+    assert entry_point.value == "stablehlo_bnfold.cli:console_main"
     run = subprocess.run([script, "--version"], cwd=work, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"{PROG} {stablehlo_bnfold.__version__}\n"

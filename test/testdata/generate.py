@@ -171,6 +171,7 @@ class Conv:
 
 NHWC_HWIO = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
 NCHW_OIHW = "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+OHWI = "[b, 0, 1, f]x[o, 0, 1, i]->[b, 0, 1, f]"
 SAME_3X3 = "stride = [1, 1], pad = [[1, 1], [1, 1]]"
 
 
@@ -525,6 +526,47 @@ CASES = (
         14,
         bn_conv(Conv((1, 3, 6, 6), (6, 1, 3, 3), (1, 6, 4, 4), NCHW_OIHW, "stride = [1, 1]",
                      feature_groups=3), 1e-3),
+    ),
+    Case(
+        "input_bn_valid_conv_grouped_nchw_f64",
+        "batch_norm_inference before a VALID convolution with feature_group_count 3, NCHW x "
+        "OIHW (the kernel's input-feature axis after its output axis), in f64",
+        18,
+        bn_conv(Conv((2, 6, 7, 7), (9, 2, 3, 3), (2, 9, 5, 5), NCHW_OIHW, "stride = [1, 1]",
+                     feature_groups=3), 1e-3),
+    ),
+    Case(
+        "input_bn_valid_conv_grouped_ohwi_f32",
+        "batch_norm_inference before a VALID convolution with feature_group_count 2, NHWC x "
+        "OHWI",
+        19,
+        bn_conv(Conv((1, 6, 6, 6), (4, 3, 3, 3), (1, 4, 4, 4), OHWI, "stride = [1, 1]",
+                     feature_groups=2), 1e-5),
+    ),
+    Case(
+        "input_bn_valid_depthwise_multiplier_f32",
+        "batch_norm_inference before a VALID depthwise convolution with channel multiplier 2 "
+        "(4 groups of 1 input, 2 outputs each), NHWC x HWIO",
+        20,
+        bn_conv(Conv((1, 8, 8, 4), (3, 3, 1, 8), (1, 6, 6, 8), NHWC_HWIO, "stride = [1, 1]",
+                     feature_groups=4), 1e-5),
+    ),
+    Case(
+        "input_bn_valid_depthwise_stride2_f64",
+        "batch_norm_inference before a VALID stride-2 depthwise convolution, NHWC x HWIO, in "
+        "f64",
+        21,
+        bn_conv(Conv((1, 9, 9, 3), (3, 3, 1, 3), (1, 4, 4, 3), NHWC_HWIO, "stride = [2, 2]",
+                     feature_groups=3), 1e-3),
+    ),
+    Case(
+        "input_bn_padded_conv_grouped_f32",
+        "batch_norm_inference before a SAME-padded convolution with feature_group_count 2: the "
+        "scale folds into the kernel group by group, the shift moves before it and stays",
+        22,
+        bn_conv(Conv((1, 6, 6, 4), (3, 3, 2, 6), (1, 6, 6, 6), NHWC_HWIO, SAME_3X3,
+                     feature_groups=2), 1e-5),
+        skips=("convolution pads or dilates its input: the shift cannot pass its zeros",),
     ),
     Case(
         "input_bn_batch_group_f32",

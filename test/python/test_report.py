@@ -1,0 +1,59 @@
+"""report.describe_location: names as written, whatever MLIR's printer escapes; results frozen.
+
+MLIR prints a location's file name escaped (llvm::printEscapedString): a byte outside
+printable ASCII or a double quote as a backslash and two hex digits, a backslash as two
+backslashes. The report shows the name as written. The expected strings are the names the
+locations were made with, not anything the package computes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from jax._src.interpreters.mlir import make_ir_context
+from jaxlib.mlir import ir
+
+from stablehlo_bnfold import FoldReport
+from stablehlo_bnfold.report import Fold, Skip, describe_location
+
+NAMES = [
+    "plain.mlir",
+    'with "quotes".mlir',
+    "mödel.mlir",
+    "模型.mlir",
+    "dir\\model.mlir",  # a backslash: printed as two
+    "dir\\22.mlir",  # a backslash then "22": not the escape of a quote
+    "tab\there.mlir",
+    "\\",
+]
+
+
+@pytest.mark.parametrize("name", NAMES, ids=[ascii(n) for n in NAMES])
+def test_a_file_location_is_described_with_its_name_as_written(name):
+    with make_ir_context():
+        location = ir.Location.file(name, 12, 5)
+        assert describe_location(location) == f"{name}:12:5", str(location)
+
+
+@pytest.mark.parametrize("name", NAMES, ids=[ascii(n) for n in NAMES])
+def test_a_name_location_is_described_as_written(name):
+    with make_ir_context():
+        assert describe_location(ir.Location.name(name)) == name
+
+
+def test_the_parser_standard_input_name_becomes_the_source():
+    with make_ir_context():
+        assert describe_location(ir.Location.file("-", 3, 1), "model.mlir") == "model.mlir:3:1"
+
+
+def test_report_records_are_frozen():
+    report = FoldReport()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.folds = ()
+    fold = Fold("m.mlir:1:1", "fold_bn_into_linear", "stablehlo.batch_norm_inference", "stablehlo.convolution")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fold.location = "elsewhere"
+    skip = Skip("m.mlir:1:1", "fold_bn_into_linear", "stablehlo.batch_norm_inference", "why")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        skip.reason = "another"
