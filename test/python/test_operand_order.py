@@ -54,11 +54,7 @@ def after_linear(linear: str, op: str, constant_on_left: bool, bias: bool) -> st
     body = [f"  %k = stablehlo.constant {kernel}", f"  {line}"]
     y = "%lin"
     if bias:
-        body += [
-            "  %b = stablehlo.constant dense<[0.25, -0.5, 0.125]> : tensor<3xf64>",
-            f"  %bb = stablehlo.broadcast_in_dim %b, dims = [{feature}] : (tensor<3xf64>) -> {result}",
-            f"  %biased = stablehlo.add %lin, %bb : {result}",
-        ]
+        body += _bias(result, feature)
         y = "%biased"
     body += [
         "  %c = stablehlo.constant dense<[2.0, -3.0, 0.5]> : tensor<3xf64>",
@@ -70,8 +66,20 @@ def after_linear(linear: str, op: str, constant_on_left: bool, bias: bool) -> st
     return "\n".join([f"func.func @main(%x: {arg}) -> {result} {{", *body, f"  return %out : {result}", "}", ""])
 
 
+def _bias(result: str, feature: int) -> list[str]:
+    """`%biased = %lin + broadcast(b)`, b per output feature."""
+    return [
+        "  %b = stablehlo.constant dense<[0.25, -0.5, 0.125]> : tensor<3xf64>",
+        f"  %bb = stablehlo.broadcast_in_dim %b, dims = [{feature}] : (tensor<3xf64>) -> {result}",
+        f"  %biased = stablehlo.add %lin, %bb : {result}",
+    ]
+
+
 def before_linear(linear: str, op: str, constant_on_left: bool) -> str:
-    """`L(op(c, x))` (or `L(op(x, c))`), c per input feature, the weights constant."""
+    """`L(op(c, x)) + b` (or `L(op(x, c)) + b`), c per input feature, the weights constant.
+    L has a bias add of its own: a shift folded before L merges into it, so the fold
+    removes an activation-sized op (without it, it would add the one it removes)."""
+    out_feature = LINEAR[linear][4]
     if linear == "conv":
         arg, kernel, line, result, feature = LINEAR["conv"]
         vector, size = "dense<[2.0, -3.0]> : tensor<2xf64>", 2
@@ -87,8 +95,9 @@ def before_linear(linear: str, op: str, constant_on_left: bool) -> str:
         f"  %a = {OPS[op]} {operands} : {arg}",
         f"  %k = stablehlo.constant {kernel}",
         "  " + line.replace("(%x, %k)", "(%a, %k)").replace("%x, %k,", "%a, %k,"),
+        *_bias(result, out_feature),
     ]
-    return "\n".join([f"func.func @main(%x: {arg}) -> {result} {{", *body, f"  return %lin : {result}", "}", ""])
+    return "\n".join([f"func.func @main(%x: {arg}) -> {result} {{", *body, f"  return %biased : {result}", "}", ""])
 
 
 def fold_and_run(text: str, seed: int) -> stablehlo_bnfold.FoldReport:
