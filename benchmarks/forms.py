@@ -48,7 +48,7 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from report import _s  # noqa: E402
-from measure import Case, interleaved_medians  # noqa: E402
+from measure import Case, driver_options, interleaved_medians, run_workers, write_results  # noqa: E402
 
 ONNX_PEERS = ("onnxruntime", "onnxscript", "onnxsim", "onnxslim")
 
@@ -228,6 +228,7 @@ def _ratio(a, b) -> str:
 def render(run: dict) -> str:
     lines = [f"Command: `{run['command']}`  ", f"Date: {run['date']}  ",
              f"Load average at the end (1, 5, 15 min): {run['load_average']}", ""]
+    lines += [f"- {r['network']}: {r['error']}" for r in run["results"] if "error" in r]
     forms = []
     for r in run["results"]:
         forms += [k for k in r.get("forms", {}) if k not in forms]
@@ -287,36 +288,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     run = {"command": "python benchmarks/forms.py " + " ".join(argv),
            "date": datetime.date.today().isoformat(), "results": []}
-    skip = {"--models", "--json", "--markdown"}
-    forwarded = []
-    it = iter(argv)
-    for a in it:
-        if a in skip:
-            next(it, None)
-        elif not a.startswith(tuple(s + "=" for s in skip)):
-            forwarded.append(a)
-    for name in args.models.split(","):
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-            path = f.name
-        try:
-            done = subprocess.run([sys.executable, __file__, "--worker", name, "--output", path,
-                                   *forwarded], check=False)
-            if done.returncode == 0:
-                with open(path) as f:
-                    run["results"].append(json.load(f))
-            else:
-                print(f"forms.py: {name}: worker exit {done.returncode}", file=sys.stderr)
-        finally:
-            os.remove(path)
-    run["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    text = render(run)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(run, f, indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    options = driver_options(argv, own=("--models", "--json", "--markdown"))
+    run_workers(__file__, args.models.split(","), options, run)
+    write_results(render(run), run, args.json, args.markdown)
     return 0
 
 

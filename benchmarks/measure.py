@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import gc
 import io
+import json
+import os
 import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,11 +30,14 @@ __all__ = [
     "Case",
     "OpCounts",
     "count_ops",
+    "driver_options",
     "hlo_activation_ops",
     "interleaved_medians",
     "peak_rss",
     "reset_peak_rss",
     "rss",
+    "run_workers",
+    "write_results",
     "xla_compile",
     "xla_latency",
 ]
@@ -228,3 +236,50 @@ def xla_latency(executables: dict[str, object], image: np.ndarray, *, runs: int,
             times[name].append(time.perf_counter() - t0)
         rounds += 1
     return {name: statistics.median(v) for name, v in times.items()}, outputs, rounds
+
+
+def driver_options(argv: list[str], own: tuple[str, ...], flags: tuple[str, ...] = ()) -> list[str]:
+    """The options a worker needs: `argv` less the driver's own options `own` (each with
+    its value, as `--x v` or `--x=v`) and flags `flags`."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in own:
+            skip = True
+        elif arg not in flags and not arg.startswith(tuple(o + "=" for o in own)):
+            out.append(arg)
+    return out
+
+
+def run_workers(script: str, names, options: list[str], run: dict) -> None:
+    """Measure each network in a fresh process, `script --worker NAME --output FILE
+    OPTIONS`, and append its JSON result to `run["results"]`; a worker that fails is
+    recorded as `{"network": NAME, "error": ...}` and the rest go on."""
+    for name in names:
+        print(f"[{time.strftime('%H:%M:%S')}] {name} ...", file=sys.stderr, flush=True)
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            path = f.name
+        try:
+            done = subprocess.run(
+                [sys.executable, script, "--worker", name, "--output", path, *options], check=False
+            )
+            if done.returncode != 0:
+                run["results"].append({"network": name, "error": f"worker exit {done.returncode}"})
+                continue
+            with open(path) as f:
+                run["results"].append(json.load(f))
+        finally:
+            os.remove(path)
+    run["load_average"] = [round(x, 2) for x in os.getloadavg()]
+
+
+def write_results(text: str, run: dict, json_path: str | None, markdown_path: str | None) -> None:
+    """Print the rendered `text`; save `run` as JSON and `text` as Markdown where asked."""
+    print(text)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(run, f, indent=1)
+    if markdown_path:
+        with open(markdown_path, "w") as f:
+            f.write(text + "\n")

@@ -40,8 +40,8 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from measure import (  # noqa: E402
-    Case, count_ops, hlo_activation_ops, interleaved_medians, peak_rss, reset_peak_rss, rss,
-    xla_compile, xla_latency,
+    Case, count_ops, driver_options, hlo_activation_ops, interleaved_medians, peak_rss,
+    reset_peak_rss, rss, run_workers, write_results, xla_compile, xla_latency,
 )
 
 DEFAULT_MODELS = ("resnet18", "resnet50", "mobilenet_v2")
@@ -373,49 +373,13 @@ def main(argv=None) -> int:
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     run = {"command": command.strip(), "date": datetime.date.today().isoformat(),
            "machine": _machine(), "versions": _versions(), "results": []}
-    passthrough = _passthrough(argv if argv is not None else sys.argv[1:])
-    for name in names:
-        print(f"[{time.strftime('%H:%M:%S')}] {name} ...", file=sys.stderr, flush=True)
-        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-            path = f.name
-        try:
-            done = subprocess.run([sys.executable, __file__, "--worker", name, "--output", path,
-                                   *passthrough], check=False)
-            if done.returncode != 0:
-                run["results"].append({"network": name, "error": f"worker exit {done.returncode}"})
-                continue
-            with open(path) as f:
-                run["results"].append(json.load(f))
-        finally:
-            os.remove(path)
-    run["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    options = driver_options(argv if argv is not None else sys.argv[1:],
+                             own=("--json", "--markdown", "--models"), flags=("--quick", "--all"))
+    run_workers(__file__, names, options, run)
     from report import render
 
-    text = render(run)
-    print(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(run, f, indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    write_results(render(run), run, args.json, args.markdown)
     return 0
-
-
-def _passthrough(argv: list[str]) -> list[str]:
-    """The options a worker needs (everything but the driver's own)."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if arg in ("--json", "--markdown", "--models"):
-            skip = True
-            continue
-        if arg in ("--quick", "--all") or arg.startswith(("--json=", "--markdown=", "--models=")):
-            continue
-        out.append(arg)
-    return out
 
 
 if __name__ == "__main__":
