@@ -2,7 +2,7 @@
 
     python3 test/mutation/mutants.py --list                  # count the mutants per module
     nice -n 10 python3 test/mutation/mutants.py --seed 15 --budget patterns=40,constants=20 \\
-        --out /tmp/mutants.jsonl                             # run a seeded sample
+        --out mutants.jsonl                                  # run a seeded sample
 
 Each mutant is one AST edit of one module of `python/stablehlo_bnfold/`, applied to a copy
 of the package in a temporary directory (the checkout is never touched):
