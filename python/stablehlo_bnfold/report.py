@@ -172,12 +172,20 @@ class Recorder:
     built: set[int] = field(default_factory=set)
     """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
     reused after an erase still names a built op."""
+    _skipped: set[int] = field(default_factory=set, repr=False)
+    """Addresses of the ops in `skips`."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
         input (a bias add a fold built, passed on into the next linear op, continues that
-        fold), so they are not reported."""
-        self.built.add(op_key(op))
+        fold), so they are not reported. An op skipped earlier at the same address has
+        been erased: its skips go with it, or `finish` would report them for `op`."""
+        key = op_key(op)
+        self.built.add(key)
+        if key in self._skipped:
+            for stale in [entry for entry in self.skips if entry[0] == key]:
+                del self.skips[stale]
+            self._skipped.discard(key)
 
     def was_built(self, op: ir.OpView) -> bool:
         """Whether a pattern built `op`."""
@@ -191,6 +199,7 @@ class Recorder:
         """Record why `op` stays, also when a fold built it to keep what it could not fold."""
         key = (op_key(op.operation), pattern)
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
+        self._skipped.add(key[0])
 
     def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
         self.skips.pop((op_key(op.operation), pattern), None)

@@ -57,3 +57,26 @@ def test_report_records_are_frozen():
     skip = Skip("m.mlir:1:1", "fold_bn_into_linear", "stablehlo.batch_norm_inference", "why")
     with pytest.raises(dataclasses.FrozenInstanceError):
         skip.reason = "another"
+
+
+def test_a_skip_of_an_erased_op_is_not_reported_for_a_new_op_at_its_address():
+    # Report keys are op addresses: an op built where a skipped one was erased takes over
+    # its address, and the old skip (its location and reason) must not be reported for it.
+    from stablehlo_bnfold.report import Recorder
+
+    with make_ir_context():
+        module = ir.Module.parse(
+            "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "  %y = stablehlo.add %x, %x : tensor<2xf32>\n"
+            "  return %y : tensor<2xf32>\n}"
+        )
+        (add,) = [op for op in module.body.operations[0].regions[0].blocks[0].operations
+                  if op.operation.name == "stablehlo.add"]
+        kept = Recorder(source="m.mlir")
+        kept.skip(add, "a_pattern", "some reason")
+        assert [s.reason for s in kept.finish(module).skips] == ["some reason"]
+        reused = Recorder(source="m.mlir")
+        reused.skip(add, "a_pattern", "some reason")
+        reused.created(add.operation)  # as when a new op gets the erased op's address
+        assert reused.finish(module).skips == ()
+
