@@ -48,7 +48,7 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from report import _s  # noqa: E402
-from measure import Case, driver_options, interleaved_medians, run_workers, write_results  # noqa: E402
+from measure import Case, driver_options, fold_cases, interleaved_medians, run_workers, write_results  # noqa: E402
 
 ONNX_PEERS = ("onnxruntime", "onnxscript", "onnxsim", "onnxslim")
 
@@ -86,45 +86,20 @@ def _our_cases(exported, form: str) -> tuple[dict[str, Case], object]:
     import stablehlo_bnfold
     from jaxlib.mlir import ir
     from stablehlo_bnfold import io as sio
-    from stablehlo_bnfold.passes import ARGUMENT, run_pipeline
-    from stablehlo_bnfold.report import Recorder
 
-    if form == "torch_mlir":
-        data = models.export_text(exported)
-
-        def floor(_):
-            context = sio.make_context()
-            module = ir.Module.parse(data, context)
-            buffer = io.BytesIO()
-            module.operation.print(file=buffer, binary=True)
-            return buffer.getvalue().decode()
-
-        def e2e(_):
-            return stablehlo_bnfold.fold_batch_norm(data)
-    else:
+    if form != "torch_mlir":
         data = exported.mlir_module_serialized
+        return fold_cases(data, lambda _: stablehlo_bnfold.fold_batch_norm(exported)), data
+    data = models.export_text(exported)
 
-        def floor(_):
-            context = sio.make_context()
-            loaded = sio.load(data, context)
-            with context:
-                return sio.dump(loaded, consume=True)
-
-        def e2e(_):
-            return stablehlo_bnfold.fold_batch_norm(exported)
-
-    def loaded_module():
+    def parse_and_print(_):
         context = sio.make_context()
-        return context, sio.load(data, context)
+        module = ir.Module.parse(data, context)
+        buffer = io.BytesIO()
+        module.operation.print(file=buffer, binary=True)
+        return buffer.getvalue().decode()
 
-    def fold_pass(arg):
-        context, loaded = arg
-        with context:
-            run_pipeline(loaded.module, ARGUMENT, Recorder())
-
-    cases = {"floor": Case(floor), "pass": Case(fold_pass, setup=loaded_module),
-             "e2e": Case(e2e)}
-    return cases, data
+    return fold_cases(data, lambda _: stablehlo_bnfold.fold_batch_norm(data), parse_and_print), data
 
 
 def _torch_cases(spec, weights) -> tuple[dict[str, Case], object]:

@@ -31,6 +31,7 @@ __all__ = [
     "OpCounts",
     "count_ops",
     "driver_options",
+    "fold_cases",
     "hlo_activation_ops",
     "interleaved_medians",
     "peak_rss",
@@ -283,3 +284,33 @@ def write_results(text: str, run: dict, json_path: str | None, markdown_path: st
     if markdown_path:
         with open(markdown_path, "w") as f:
             f.write(text + "\n")
+
+
+def fold_cases(data, e2e: Callable, floor: Callable | None = None) -> dict[str, Case]:
+    """The timed cases of our fold of the module `data` (a portable artifact or text):
+    `floor`, by default reading and writing it back the way `fold_batch_norm` does; `pass`,
+    the pass alone on a module loaded untimed; and `e2e`."""
+    from stablehlo_bnfold import io as sio
+    from stablehlo_bnfold.passes import ARGUMENT, run_pipeline
+    from stablehlo_bnfold.report import Recorder
+
+    def read_and_write(_):
+        context = sio.make_context()
+        loaded = sio.load(data, context)
+        with context:
+            return sio.dump(loaded, consume=True)
+
+    def loaded_module():
+        context = sio.make_context()
+        return context, sio.load(data, context)
+
+    def fold_pass(arg):
+        context, loaded = arg
+        with context:
+            run_pipeline(loaded.module, ARGUMENT, Recorder())
+
+    return {
+        "floor": Case(floor or read_and_write),
+        "pass": Case(fold_pass, setup=loaded_module),
+        "e2e": Case(e2e),
+    }

@@ -380,7 +380,6 @@ def export_text(exported) -> str:
     """The module of `exported` as MLIR text whose float constants of more than one
     element are `dense_resource` blobs (torch-mlir's way of writing weights)."""
     from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import stablehlo
 
     from stablehlo_bnfold import io as sio
 

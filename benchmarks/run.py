@@ -40,7 +40,7 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from measure import (  # noqa: E402
-    Case, count_ops, driver_options, hlo_activation_ops, interleaved_medians, peak_rss,
+    count_ops, driver_options, fold_cases, hlo_activation_ops, interleaved_medians, peak_rss,
     reset_peak_rss, rss, run_workers, write_results, xla_compile, xla_latency,
 )
 
@@ -94,31 +94,9 @@ def _ours(exported, repeats: int) -> dict:
     """Floor, pass and e2e medians for one Exported, and the before/after op counts."""
     import stablehlo_bnfold
     from stablehlo_bnfold import io as sio
-    from stablehlo_bnfold.passes import ARGUMENT, run_pipeline
-    from stablehlo_bnfold.report import Recorder
 
     data = exported.mlir_module_serialized
-
-    def floor(_):
-        context = sio.make_context()
-        loaded = sio.load(data, context)
-        with context:
-            return sio.dump(loaded, consume=True)
-
-    def loaded_module():
-        context = sio.make_context()
-        return context, sio.load(data, context)
-
-    def fold_pass(arg):
-        context, loaded = arg
-        with context:
-            run_pipeline(loaded.module, ARGUMENT, Recorder())
-
-    cases = {
-        "floor": Case(floor),
-        "pass": Case(fold_pass, setup=loaded_module),
-        "e2e": Case(lambda _: stablehlo_bnfold.fold_batch_norm(exported)),
-    }
+    cases = fold_cases(data, lambda _: stablehlo_bnfold.fold_batch_norm(exported))
     times = interleaved_medians(cases, repeats)
 
     folded_exported, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
