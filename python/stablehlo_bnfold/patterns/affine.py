@@ -373,12 +373,7 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
         # fit would make rw.vector give nothing to broadcast (an internal error).
         return "folded weights overflow their element type"
 
-    def build() -> ir.Value:
-        factor = rw.vector(scale, channels, weights.tensor_type.element_type)
-        broadcast = rw.broadcast(factor, weights.value, axis)
-        return rw.elementwise(stablehlo.MulOp, weights.value, broadcast)
-
-    return build
+    return lambda: rw.scaled(weights.value, scale, axis)
 
 
 def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:

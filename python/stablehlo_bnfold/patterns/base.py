@@ -137,6 +137,15 @@ class FoldRewriter:
         placed and tracked like the others."""
         return self._track(op_class(*args, **kwargs, ip=self._ip())).result
 
+    def scaled(self, value: ir.Value, scale, axis: int) -> ir.Value | None:
+        """`value * broadcast_in_dim(scale)` along `axis`, in the graph (weights times a
+        per-channel factor); None if a constant `scale` does not fit `value`'s type."""
+        value_type = ir.RankedTensorType(value.type)
+        factor = self.vector(scale, value_type.shape[axis], value_type.element_type)
+        if factor is None:
+            return None
+        return self.elementwise(stablehlo.MulOp, value, self.broadcast(factor, value, axis))
+
     def unary(self, op_class: type, operand: ir.Value) -> ir.Value:
         """A unary elementwise op."""
         return self._track(op_class(operand, ip=self._ip())).result

@@ -445,14 +445,9 @@ def _add_bias(
 
 def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
     """W * broadcast_in_dim(s) along the weights' input-feature axis (weight-sized)."""
-    weights = consumer.weights
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
-        return weights
-    weights_type = ir.RankedTensorType(weights.type)
-    channels = weights_type.shape[consumer.layout.weight_axis]
-    factor = rw.vector(scale, channels, weights_type.element_type)
-    broadcast = rw.broadcast(factor, weights, consumer.layout.weight_axis)
-    return rw.elementwise(stablehlo.MulOp, weights, broadcast)
+        return consumer.weights
+    return rw.scaled(consumer.weights, scale, consumer.layout.weight_axis)
 
 
 def _contract_in_graph(rw: FoldRewriter, consumer: _Consumer, shift) -> ir.Value:
