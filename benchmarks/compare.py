@@ -4,7 +4,8 @@ against the working tree's, interleaved in one process on the benchmark networks
 
 The older revision's `python/stablehlo_bnfold` is taken with `git archive REV` into a
 temporary directory and imported as `stablehlo_bnfold_base` (the package imports itself
-only relatively). For each network and weights variant the cases run in turn, as in
+only relatively); with --after REV2 the newer one is too, as `stablehlo_bnfold_after`, so
+that the working tree may change while it runs. For each network and weights variant the cases run in turn, as in
 run.py: floor (this tree's io.load + io.dump, consume=True; for torch-mlir text MLIR's
 parser and printer, as forms.py), pass before, pass after, e2e before, e2e after, with
 before and after swapped every other round so that neither always runs right after the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import io
 import os
 import statistics
@@ -48,6 +50,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--base", required=True, help="git revision to compare against")
+    parser.add_argument("--after", help="git revision to compare (default: the working tree)")
     parser.add_argument("--models", default="resnet18,resnet50,mobilenet_v2",
                         help="comma-separated network names (default: %(default)s)")
     parser.add_argument("--variants", default="constants,arguments",
@@ -61,19 +64,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def import_base(revision: str, into: str):
-    """The package as it was at `revision`, imported as `stablehlo_bnfold_base`."""
+def import_revision(revision: str, into: str, name: str):
+    """The package as it was at `revision`, imported as `name`."""
     archive = subprocess.run(
-        ["git", "-C", os.path.dirname(HERE), "archive", "--prefix=stablehlo_bnfold_base/",
+        ["git", "-C", os.path.dirname(HERE), "archive", f"--prefix={name}/",
          f"{revision}:python/stablehlo_bnfold"],
         capture_output=True, check=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
-    sys.path.insert(0, into)
-    import stablehlo_bnfold_base
-
-    return stablehlo_bnfold_base
+    if into not in sys.path:
+        sys.path.insert(0, into)
+    return importlib.import_module(name)
 
 
 def _data(exported, form: str):
@@ -81,13 +83,10 @@ def _data(exported, form: str):
     return models.export_text(exported) if form == "torch_mlir" else exported.mlir_module_serialized
 
 
-def _cases(exported, data, base_package) -> dict[str, Case]:
-    import importlib
-
-    import stablehlo_bnfold
+def _cases(exported, data, base_package, after_package) -> dict[str, Case]:
     from jaxlib.mlir import ir
 
-    here = {name: importlib.import_module(f"stablehlo_bnfold.{name}")
+    here = {name: importlib.import_module(f"{after_package.__name__}.{name}")
             for name in ("io", "passes", "report")}
     there = {name: importlib.import_module(f"{base_package.__name__}.{name}")
              for name in ("io", "passes", "report")}
@@ -121,7 +120,7 @@ def _cases(exported, data, base_package) -> dict[str, Case]:
         "pass before": pass_case(there),
         "pass after": pass_case(here),
         "e2e before": Case(lambda _: base_package.fold_batch_norm(given)),
-        "e2e after": Case(lambda _: stablehlo_bnfold.fold_batch_norm(given)),
+        "e2e after": Case(lambda _: after_package.fold_batch_norm(given)),
     }
 
 
@@ -142,14 +141,12 @@ def _alternating_medians(cases: dict[str, Case], repeats: int
             for name, values in times.items()}
 
 
-def _outputs(exported, data, base_package) -> tuple[str, str, int]:
+def _outputs(exported, data, base_package, after_package) -> tuple[str, str, int]:
     """Digests of the folded module before and after (the bytes of the artifact, or the
     text), and the number of folds after."""
-    import stablehlo_bnfold
-
     given = data if isinstance(data, str) else exported
     digests = []
-    for package in (base_package, stablehlo_bnfold):
+    for package in (base_package, after_package):
         folded, report = package.fold_batch_norm(given, with_report=True)
         out = folded if isinstance(folded, str) else folded.mlir_module_serialized
         digests.append(hashlib.sha256(out.encode() if isinstance(out, str) else out).hexdigest())
@@ -177,8 +174,10 @@ def main(argv=None) -> int:
         return 2
     rows: dict[str, list[tuple[int, float, float]]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as tmp:
-        base_package = import_base(args.base, tmp)
-        print(f"before: {args.base}; after: the working tree; form {args.form}; "
+        base_package = import_revision(args.base, tmp, "stablehlo_bnfold_base")
+        after_package = (importlib.import_module("stablehlo_bnfold") if args.after is None
+                         else import_revision(args.after, tmp, "stablehlo_bnfold_after"))
+        print(f"before: {args.base}; after: {args.after or 'the working tree'}; form {args.form}; "
               f"{args.repeats} interleaved rounds; times in ms as wall / thread CPU\n")
         print("| network | weights | folds | floor | pass before | pass after | after / before "
               "| e2e before | e2e after | after / before | e2e / floor (CPU) | output |")
@@ -190,8 +189,8 @@ def main(argv=None) -> int:
                 exported = models.export_stablehlo(spec, weights, weights_as=variant,
                                                    form=args.form)
                 data = _data(exported, args.form)
-                before, after, folds = _outputs(exported, data, base_package)
-                t = _alternating_medians(_cases(exported, data, base_package), args.repeats)
+                before, after, folds = _outputs(exported, data, base_package, after_package)
+                t = _alternating_medians(_cases(exported, data, base_package, after_package), args.repeats)
                 gb = models.weight_bytes(weights) / 1e9 if variant == "constants" else 0.0
                 rows["before"].append((folds, gb, t["pass before"][1]))
                 rows["after"].append((folds, gb, t["pass after"][1]))
