@@ -427,6 +427,10 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     """The values along `feature` if `array` varies along no other dimension."""
     if array.size == 0:
         return None
+    if feature is not None and all(n == 1 for d, n in enumerate(array.shape) if d != feature):
+        # Varies along `feature` at most (a [C] or 1x1x1xC constant, as most are): it is
+        # its own line, nothing to compare.
+        return array.reshape(-1).astype(np.float64)
     if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
         keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
                 for d, s in enumerate(array.strides))
