@@ -222,7 +222,7 @@ def render(run: dict) -> str:
         forms += [k for k in r.get("forms", {}) if k not in forms]
     for key in forms:
         form, variant = key.split("/")
-        lines += [f"#### `{form}`, weights as {variant} (wall / thread CPU; ratios of CPU time)", "",
+        lines += [f"#### `{form}`, weights as {variant} (wall / thread CPU; ratios and s/GB of CPU time)", "",
                   "| network | weights MB | input MB | folded | floor | pass | e2e | e2e / floor "
                   "| torch.fx | torch | pass / torch.fx | pass / torch | pass s/GB | e2e s/GB |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
