@@ -4,7 +4,9 @@
 For each network a fresh worker process builds the seeded weights and the equivalent
 `torch.nn.Module`, and for each form (models.FORMS: `bn`, `jax`, `keras`, `torch_mlir`)
 and each weights variant (constants, arguments of `main`) times, as medians of interleaved
-rounds (floor, pass, e2e, torch.fx, torch, floor, pass, ...; one untimed round first):
+rounds (floor, pass, e2e, torch.fx, torch, floor, pass, ...; one untimed round first) of
+wall time and of the calling thread's CPU time (the tables' ratios and s/GB use CPU time,
+and each table ends with the pass's CPU time fitted as a cost per fold plus one per GB):
 
   floor     read and write the same input with no pass: for a portable artifact
             io.load + io.dump(consume=True), the reader and writer fold_batch_norm uses;
