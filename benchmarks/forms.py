@@ -4,7 +4,9 @@
 For each network a fresh worker process builds the seeded weights and the equivalent
 `torch.nn.Module`, and for each form (models.FORMS: `bn`, `jax`, `keras`, `torch_mlir`)
 and each weights variant (constants, arguments of `main`) times, as medians of interleaved
-rounds (floor, pass, e2e, torch.fx, torch, floor, pass, ...; one untimed round first):
+rounds (floor, pass, e2e, torch.fx, torch, floor, pass, ...; one untimed round first) of
+wall time and of the calling thread's CPU time (the tables' ratios and s/GB use CPU time,
+and each table ends with the pass's CPU time fitted as a cost per fold plus one per GB):
 
   floor     read and write the same input with no pass: for a portable artifact
             io.load + io.dump(consume=True), the reader and writer fold_batch_norm uses;
@@ -38,6 +40,7 @@ import gc
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,7 +51,8 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from report import _s  # noqa: E402
-from measure import Case, driver_options, fold_cases, interleaved_medians, run_workers, write_results  # noqa: E402
+from measure import (  # noqa: E402
+    Case, driver_options, fit, fold_cases, interleaved_samples, run_workers, write_results)
 
 ONNX_PEERS = ("onnxruntime", "onnxscript", "onnxsim", "onnxslim")
 
@@ -131,13 +135,16 @@ def worker(name: str, args: argparse.Namespace) -> dict:
         for variant in args.variants.split(","):
             exported = models.export_stablehlo(spec, weights, weights_as=variant, form=form)
             cases, data = _our_cases(exported, form)
-            times = interleaved_medians({**cases, **peer_cases}, args.repeats)
+            samples = interleaved_samples({**cases, **peer_cases}, args.repeats)
+            times = {k: statistics.median(w for w, _ in v) for k, v in samples.items()}
+            times["cpu"] = {k: statistics.median(c for _, c in v) for k, v in samples.items()}
             _, report = stablehlo_bnfold.fold_batch_norm(data, with_report=True)
             times.update(folded=report.folded, skipped=len(report.skips),
                          input_bytes=len(data))
             result["forms"][f"{form}/{variant}"] = times
             print(f"[{time.strftime('%H:%M:%S')}] {name} {form} {variant}: "
-                  + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()
+                  + ", ".join(f"{k} {v * 1e3:.1f} ms (CPU {times['cpu'][k] * 1e3:.1f})"
+                              for k, v in times.items()
                               if isinstance(v, float)), file=sys.stderr, flush=True)
             if args.memory and form == "jax" and variant == "constants":
                 result["memory"] = _memory(exported, result["weight_bytes"])
@@ -196,6 +203,14 @@ def _cli_peak(path: str, output: str) -> int:
 # --- the driver ---------------------------------------------------------------------------
 
 
+def _both(t: dict, key: str) -> str:
+    """Wall and CPU median of case `key` (wall alone in runs that did not record CPU)."""
+    if t.get(key) is None:
+        return "-"
+    cpu = t.get("cpu", {}).get(key)
+    return _s(t[key]) if cpu is None else f"{_s(t[key])} / {_s(cpu)}"
+
+
 def _ratio(a, b) -> str:
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
@@ -209,22 +224,28 @@ def render(run: dict) -> str:
         forms += [k for k in r.get("forms", {}) if k not in forms]
     for key in forms:
         form, variant = key.split("/")
-        lines += [f"#### `{form}`, weights as {variant}", "",
+        lines += [f"#### `{form}`, weights as {variant} (wall / thread CPU; ratios and s/GB of CPU time)", "",
                   "| network | weights MB | input MB | folded | floor | pass | e2e | e2e / floor "
                   "| torch.fx | torch | pass / torch.fx | pass / torch | pass s/GB | e2e s/GB |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        rows = []
         for r in run["results"]:
             t = r.get("forms", {}).get(key)
             if t is None:
                 continue
             gb = r["weight_bytes"] / 1e9
-            fx, th = t.get("torch.fx"), t.get("torch")
+            c = t.get("cpu", t)  # runs before CPU time was recorded: wall only
+            rows.append((t["folded"], gb if variant == "constants" else 0.0, c["pass"]))
             lines.append(
                 f"| {r['title']} | {r['weight_bytes'] / 1e6:.1f} | {t['input_bytes'] / 1e6:.1f} "
-                f"| {t['folded']} | {_s(t['floor'])} | {_s(t['pass'])} | {_s(t['e2e'])} "
-                f"| {_ratio(t['e2e'], t['floor'])} | {_s(fx)} | {_s(th)} "
-                f"| {_ratio(t['pass'], fx)} | {_ratio(t['pass'], th)} "
-                f"| {t['pass'] / gb:.2f} | {t['e2e'] / gb:.2f} |")
+                f"| {t['folded']} | {_both(t, 'floor')} | {_both(t, 'pass')} | {_both(t, 'e2e')} "
+                f"| {_ratio(c['e2e'], c['floor'])} | {_both(t, 'torch.fx')} | {_both(t, 'torch')} "
+                f"| {_ratio(c['pass'], c.get('torch.fx'))} | {_ratio(c['pass'], c.get('torch'))} "
+                f"| {c['pass'] / gb:.2f} | {c['e2e'] / gb:.2f} |")
+        fitted = fit(rows)
+        if fitted is not None:
+            lines += ["", f"Pass CPU time fitted over these rows: {fitted[0] * 1e3:.3f} ms per fold "
+                          f"+ {fitted[1]:.2f} s per GB of weights."]
         lines.append("")
     memory = [r for r in run["results"] if "memory" in r]
     if memory:

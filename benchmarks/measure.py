@@ -1,6 +1,9 @@
 """Measuring: medians of interleaved timings, peak resident memory, op counts, XLA latency.
 
-Timings are wall-clock (`time.perf_counter`) medians. The cases of one measurement run in
+Timings are medians of wall-clock time (`time.perf_counter`) and, beside it, of the
+calling thread's CPU time (`time.thread_time`): on a shared machine wall time moves with the
+other tenants' load (1.5x to 6x on the 2-core machine of docs/benchmarks.md), the thread's CPU
+time much less. The pass and the writers run on the calling thread. The cases of one measurement run in
 turn (a, b, c, a, b, c, ...), so that drift of the machine (page-cache state, allocator
 growth, another process) falls on all of them alike and their ratios stay meaningful.
 
@@ -31,9 +34,11 @@ __all__ = [
     "OpCounts",
     "count_ops",
     "driver_options",
+    "fit",
     "fold_cases",
     "hlo_activation_ops",
     "interleaved_medians",
+    "interleaved_samples",
     "peak_rss",
     "reset_peak_rss",
     "rss",
@@ -52,21 +57,31 @@ class Case:
     setup: Callable | None = None
 
 
-def interleaved_medians(cases: dict[str, Case], repeats: int, warmup: int = 1
-                        ) -> dict[str, float]:
-    """Median seconds of each case over `repeats` rounds, after `warmup` untimed rounds."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
+def interleaved_samples(cases: dict[str, Case], repeats: int, warmup: int = 1
+                        ) -> dict[str, list[tuple[float, float]]]:
+    """(wall, thread CPU) seconds of each case in each of `repeats` rounds, after `warmup`
+    untimed rounds."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for round_ in range(warmup + repeats):
         for name, case in cases.items():
             arg = case.setup() if case.setup else None
             gc.collect()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             result = case.run(arg)
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.thread_time() - start_cpu
             del arg, result
             if round_ >= warmup:
-                times[name].append(elapsed)
-    return {name: statistics.median(values) for name, values in times.items()}
+                times[name].append((elapsed, cpu))
+    return times
+
+
+def interleaved_medians(cases: dict[str, Case], repeats: int, warmup: int = 1,
+                        cpu: bool = False) -> dict[str, float]:
+    """Median seconds of each case over `repeats` rounds, after `warmup` untimed rounds:
+    wall time, or with `cpu` the calling thread's CPU time."""
+    samples = interleaved_samples(cases, repeats, warmup)
+    return {name: statistics.median(v[int(cpu)] for v in values)
+            for name, values in samples.items()}
 
 
 def _status(field: str) -> int:
@@ -314,3 +329,16 @@ def fold_cases(data, e2e: Callable, floor: Callable | None = None) -> dict[str, 
         "pass": Case(fold_pass, setup=loaded_module),
         "e2e": Case(e2e),
     }
+
+
+def fit(rows: list[tuple[int, float, float]]) -> tuple[float, float] | None:
+    """Least-squares (seconds per fold, seconds per GB) of `rows` of (folds, GB, seconds):
+    the pass's cost as a fixed cost per fold plus a cost per byte of input; None when the
+    rows cannot tell them apart."""
+    import numpy as np
+
+    a = np.array([[folds, gb] for folds, gb, _ in rows], dtype=np.float64)
+    if len(rows) < 2 or np.linalg.matrix_rank(a) < 2:
+        return None
+    solution = np.linalg.lstsq(a, np.array([s for _, _, s in rows]), rcond=None)[0]
+    return float(solution[0]), float(solution[1])

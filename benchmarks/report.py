@@ -48,6 +48,12 @@ def render(run: dict) -> str:
     return "\n".join(lines)
 
 
+def _with_cpu(o: dict, key: str) -> str:
+    """Wall time, and the thread's CPU time after it where the run recorded it."""
+    cpu = o.get("cpu", {}).get(key)
+    return _s(o[key]) if cpu is None else f"{_s(o[key])} (CPU {_s(cpu)})"
+
+
 def _ours_table(results, variant, title) -> list[str]:
     lines = [f"### {title}", "",
              "| network | params | artifact MB | BN / conv+BN pairs / folded | floor | pass "
@@ -61,8 +67,8 @@ def _ours_table(results, variant, title) -> list[str]:
         lines.append(
             f"| {r['title']} | {r['parameters'] / 1e6:.1f} M | {_mb(o['artifact_bytes'])} "
             f"| {o['batch_norms']} / {o['pairs']} / {o['folded']}{note} "
-            f"| {_s(o['floor'])} | {_s(o['pass'])} | {_x(o['pass'] / o['floor'])} "
-            f"| {_s(o['e2e'])} | {_x(o['e2e'] / o['floor'])} "
+            f"| {_with_cpu(o, 'floor')} | {_with_cpu(o, 'pass')} | {_x(o['pass'] / o['floor'])} "
+            f"| {_with_cpu(o, 'e2e')} | {_x(o['e2e'] / o['floor'])} "
             f"| {o['pass'] / gb:.2f} | {o['e2e'] / gb:.2f} "
             f"| {o['act_ops_before']} -> {o['act_ops_after']} |"
         )

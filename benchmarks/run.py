@@ -30,6 +30,7 @@ import gc
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 from measure import (  # noqa: E402
-    count_ops, driver_options, fold_cases, hlo_activation_ops, interleaved_medians, peak_rss,
+    count_ops, driver_options, fold_cases, hlo_activation_ops, interleaved_samples, peak_rss,
     reset_peak_rss, rss, run_workers, write_results, xla_compile, xla_latency,
 )
 
@@ -97,7 +98,9 @@ def _ours(exported, repeats: int) -> dict:
 
     data = exported.mlir_module_serialized
     cases = fold_cases(data, lambda _: stablehlo_bnfold.fold_batch_norm(exported))
-    times = interleaved_medians(cases, repeats)
+    samples = interleaved_samples(cases, repeats)
+    times = {name: statistics.median(w for w, _ in v) for name, v in samples.items()}
+    times["cpu"] = {name: statistics.median(c for _, c in v) for name, v in samples.items()}
 
     folded_exported, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
     context = sio.make_context()

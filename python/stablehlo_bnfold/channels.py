@@ -26,7 +26,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, stablehlo
 
-from .constants import constant_attr, float_dtype, read_dense, round_to
+from .constants import constant_attr, dimensions, float_dtype, read_dense, round_to
 
 __all__ = [
     "InputLayout",
@@ -110,7 +110,7 @@ def broadcasts_onto_own_shape(op: stablehlo.DynamicBroadcastInDimOp) -> bool:
     """
     operand = op.operand
     rank = ir.ShapedType(operand.type).rank
-    if list(op.broadcast_dimensions) != list(range(rank)):
+    if dimensions(op.broadcast_dimensions) != list(range(rank)):
         return False
     if ir.ShapedType(op.result.type).rank != rank:
         return False
@@ -347,7 +347,7 @@ def _source(value: ir.Value, feature: int | None) -> Narrow | None:
     shaped = ir.ShapedType(value.type)
     owner = value.owner
     if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
-        dims = list(owner.broadcast_dimensions)
+        dims = dimensions(owner.broadcast_dimensions)
         return _source(owner.operand, dims.index(feature) if feature in dims else None)
     if isinstance(owner, stablehlo.ReshapeOp) and shaped.has_static_shape:
         operand_shape = ir.ShapedType(owner.operand.type).shape
@@ -427,6 +427,10 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     """The values along `feature` if `array` varies along no other dimension."""
     if array.size == 0:
         return None
+    if feature is not None and all(n == 1 for d, n in enumerate(array.shape) if d != feature):
+        # Varies along `feature` at most (a [C] or 1x1x1xC constant, as most are): it is
+        # its own line, nothing to compare.
+        return array.reshape(-1).astype(np.float64)
     if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
         keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
                 for d, s in enumerate(array.strides))
@@ -453,7 +457,7 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
 
 
 def _through_broadcast(op: ir.OpView, feature: int | None) -> np.ndarray | None:
-    dims = list(op.broadcast_dimensions)
+    dims = dimensions(op.broadcast_dimensions)
     operand_feature = dims.index(feature) if feature in dims else None
     return _per_channel(op.operand, operand_feature)
 

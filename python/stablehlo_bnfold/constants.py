@@ -20,6 +20,7 @@ __all__ = [
     "constant_f64",
     "constant_attr",
     "dense_attr",
+    "dimensions",
     "float_dtype",
     "read_dense",
     "round_to",
@@ -214,3 +215,16 @@ def dense_attr(array: np.ndarray, tensor_type: ir.RankedTensorType) -> ir.DenseE
     return ir.DenseElementsAttr.get(
         array, type=tensor_type.element_type, shape=list(tensor_type.shape)
     )
+
+
+def dimensions(attr: ir.DenseI64ArrayAttr) -> list[int]:
+    """The integers of an i64 array attribute (`broadcast_in_dim`'s `broadcast_dimensions`).
+
+    Read by length and index: iterating the attribute ends with the bindings throwing and
+    catching a C++ exception (4x slower per call, 2.4% of a pass's instructions in issue
+    22's profile).
+
+    >>> dimensions(op.broadcast_dimensions)   # doctest: +SKIP
+    [3]
+    """
+    return [attr[i] for i in range(len(attr))]

@@ -74,7 +74,8 @@ def assert_same(got: np.ndarray | None, want: np.ndarray | None, case: str) -> N
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape, feature", [((1, 4, 5, 3), 3), ((6, 2, 1), 0), ((3, 7), 1),
-                                            ((5,), 0), ((2, 3, 4), 1)])
+                                            ((5,), 0), ((2, 3, 4), 1), ((1, 1, 1, 6), 3),
+                                            ((1, 6), 0)])
 def test_vector_along_answers_as_the_whole_array_comparison_does(shape, feature, dtype):
     rng = np.random.default_rng([len(shape), feature])
     for name, array in variants(rng, shape, feature, dtype).items():

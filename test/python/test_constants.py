@@ -171,3 +171,13 @@ def test_scale_along_keeps_products_just_below_the_overflow_threshold():
     below = scale_along(array, np.array([65519.99 / 65504.0]), 1, np.dtype(np.float16))
     assert below is not None and below[0, 0] == np.float16(65504.0)
     assert scale_along(array, np.array([65520.0 / 65504.0]), 1, np.dtype(np.float16)) is None
+
+
+def test_dimensions_reads_every_integer_of_an_i64_array_attribute_in_order():
+    from jaxlib.mlir import ir
+
+    from stablehlo_bnfold.constants import dimensions
+
+    with ir.Context():
+        for values in ([], [3], [0, 2, 1, 5]):
+            assert dimensions(ir.DenseI64ArrayAttr.get(values)) == values
