@@ -69,7 +69,7 @@ _SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
 
 class _AppendPass(argparse.Action):
     """Keep pass flags in command-line order, as mlir-opt does. Options come only as
-    `--pass=OPTIONS` (`_split_pass_options` moves them aside), so a file named after the
+    `--pass=OPTIONS` (`_split_options` moves them aside), so a file named after the
     flag is never taken for its options."""
 
     def __call__(self, parser, namespace, values, option_string=None):
@@ -80,17 +80,46 @@ class _AppendPass(argparse.Action):
         namespace.passes = passes
 
 
-def _split_pass_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    """`--stablehlo-fold-batch-norm=OPTS` -> the bare flag, OPTS queued in order."""
-    parser.pass_options = []
-    flag = f"--{ARGUMENT}"
+class _ReportFormat(argparse.Action):
+    """`--report` (text) or `--report=FORMAT`: the format only after `=`, so that the
+    file after a bare `--report` stays the input (`_split_options` moves it aside)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.report = parser.report_formats.pop(0) or "text"
+
+
+REPORT_FORMATS = ("text", "json")
+
+
+def _split_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """argv as argparse takes it: mlir-opt's single-dash spellings (`-split-input-file`,
+    `-pass-pipeline=P`, `-o=OUT`) as the double-dash ones; `--stablehlo-fold-batch-norm=OPTS`
+    and `--report=FORMAT` as bare flags, their values queued in order. Everything after
+    `--` is a file name."""
+    parser.pass_options, parser.report_formats = [], []
+    known = {name for name in parser._option_string_actions if name.startswith("--")}
     out = []
-    for arg in argv:
-        if arg == flag or arg.startswith(flag + "="):
-            parser.pass_options.append(arg.partition("=")[2])
-            arg = flag
-        elif arg.startswith(("--canonicalize=", "--cse=")):
-            parser.error(f"{arg.split('=')[0]} takes no options")
+    for position, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[position:]
+        name, equals, value = arg.partition("=")
+        if name.startswith("-") and not name.startswith("--") and "-" + name in known:
+            name = "-" + name  # LLVM's options take one dash or two
+        elif name == "-o" and equals:
+            out += ["-o", value]
+            continue
+        if name == f"--{ARGUMENT}":
+            parser.pass_options.append(value)
+            arg = name
+        elif name == "--report":
+            if equals and value not in REPORT_FORMATS:
+                parser.error(f"--report={value}: the format is one of {', '.join(REPORT_FORMATS)}")
+            parser.report_formats.append(value)
+            arg = name
+        elif name in ("--canonicalize", "--cse") and equals:
+            parser.error(f"{name} takes no options")
+        elif name in known:
+            arg = name + equals + value
         out.append(arg)
     return out
 
@@ -155,10 +184,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--report",
-        nargs="?",
-        const="text",
-        choices=("text", "json"),
-        help="print every fold and every candidate left alone, with the reason, to stderr",
+        action=_ReportFormat,
+        nargs=0,
+        help="print every fold and every candidate left alone, with the reason, to stderr; "
+        "--report=json the same as JSON (the format only after '=': a file after --report "
+        "is the input)",
     )
     parser.add_argument(
         "--verify",
@@ -201,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; returns the exit code (the console script exits with it)."""
     parser = _parser()
     argv = list(argv if argv is not None else sys.argv[1:])
-    args = parser.parse_args(_split_pass_options(parser, argv))
+    args = parser.parse_args(_split_options(parser, argv))
     if args.pass_pipeline is not None and args.passes:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
@@ -272,7 +302,7 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             original = bnio.read_file(args.input) if chunk is None else chunk
             verification = verify(original, whole)
             for line in verification.lines():
-                print(f"{source}: {line}", file=sys.stderr)
+                print(one_line(f"{source}: {line}"), file=sys.stderr)
             unverified |= not verification.ok
     if args.report:
         print(report.to_json() if args.report == "json" else report.to_text(), file=sys.stderr)

@@ -784,6 +784,34 @@ def test_cli_report_json_gives_the_reason_for_a_batch_norm_left_alone(work):
     ]
 
 
+
+def test_cli_report_and_verify_lines_escape_control_characters_of_the_file_name(work):
+    # A newline in the name must not split a line: errors escape it, and so do these.
+    name = "a\nb\rc.mlir"
+    shutil.copy(work / "model.mlir", work / name)
+    run = bnfold(work, name, "--stablehlo-fold-batch-norm", "--report", "--verify")
+    assert run.returncode == 0, run.stderr
+    escaped = "a\\nb\\rc.mlir"
+    lines = run.stderr.split("\n")[:-1]
+    assert [line.split(": ")[0].split(":")[0] for line in lines[:-1]] == [escaped] * (len(lines) - 1)
+    assert lines[-1] == "folded 2, skipped 0"
+    assert sum("verification passed" in line for line in lines) == 1
+
+
+def test_cli_report_never_takes_the_file_after_it_for_its_format(work, folded_example):
+    run = bnfold(work, "--stablehlo-fold-batch-norm", "--report", "model.mlir")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+    assert run.stderr_lines[-1] == "folded 2, skipped 0"
+    as_json = bnfold(work, "--report=json", "model.mlir", "--stablehlo-fold-batch-norm")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stderr)["folded"] == 2
+
+
+def test_cli_report_with_an_unknown_format_is_a_usage_error(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report=xml")
+    assert_one_error(run, 2, rf"{PROG}: error: .*--report.*xml.*")
+
 # --- pipelines -----------------------------------------------------------------------------
 
 
