@@ -134,12 +134,16 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Fold inference batch norm into the preceding convolution or dot_general in a "
-            "StableHLO module (MLIR text, MLIR bytecode or a StableHLO portable artifact)."
+            "StableHLO module (MLIR text, MLIR bytecode, a StableHLO portable artifact, or a "
+            "file written by jax.export's Exported.serialize(), told apart by content)."
         ),
         epilog=(
             "Exit codes: 0 success, 1 bad input or a failed pass, 2 bad usage, "
             "3 --verify failed or could not run the module (nothing written). "
-            "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm"
+            "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm; "
+            "for jax.export: open('model.jax', 'wb').write(exported.serialize()), then "
+            "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --emit-bytecode -o "
+            "folded.jax, then jax.export.deserialize(open('folded.jax', 'rb').read()).call(x)"
         ),
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
@@ -170,8 +174,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emit-bytecode",
         action="store_true",
-        help="write MLIR bytecode (a portable artifact input is written back as a portable "
-        "artifact of the same StableHLO version) instead of text",
+        help="write MLIR bytecode instead of text; a portable artifact is written back as a "
+        "portable artifact of the same StableHLO version, and an Exported.serialize() file "
+        "as one (jax.export.deserialize reads it back and .call()s it)",
     )
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
@@ -326,8 +331,8 @@ def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
         fits(os.path.getsize(args.input), fmt, source)
         return [None]
     data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input)
-    fits(len(data), bnio.sniff(data[:4096])[0], source, held=True)
-    if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
+    fits(len(data), bnio.sniff(data)[0], source, held=True)
+    if args.split_input_file and not bnio.is_binary(data):
         try:
             return _chunks(data.decode("utf-8"))
         except UnicodeDecodeError:
@@ -361,7 +366,9 @@ def _process(
 def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
     if not args.emit_bytecode:
         return bnio.Format.TEXT
-    return bnio.Format.PORTABLE if loaded.format is bnio.Format.PORTABLE else bnio.Format.BYTECODE
+    if loaded.format in (bnio.Format.PORTABLE, bnio.Format.EXPORTED):  # the same kind back
+        return loaded.format
+    return bnio.Format.BYTECODE
 
 
 def _emitter(

@@ -812,6 +812,41 @@ def test_cli_report_with_an_unknown_format_is_a_usage_error(work):
     run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report=xml")
     assert_one_error(run, 2, rf"{PROG}: error: .*--report.*xml.*")
 
+
+def _exported_conv_batch_norm():
+    """A jax.export of a convolution and Flax's decomposed batch norm, and an input."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(7)
+    kernel = rng.standard_normal((3, 3, 4, 8)).astype(np.float32) / 6
+    scale, mean = rng.uniform(0.5, 1.5, 8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+
+    def model(x):
+        y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return (y - mean) * (jax.lax.rsqrt(jnp.float32(1.5) + 1e-5) * scale) + 0.25
+
+    exported = jax.export.export(jax.jit(model))(jax.ShapeDtypeStruct((2, 8, 8, 4), jnp.float32))
+    return exported, rng.standard_normal((2, 8, 8, 4)).astype(np.float32)
+
+
+def test_cli_folds_an_exported_serialize_file_into_one_that_deserializes_and_calls_alike(work):
+    import jax
+
+    exported, x = _exported_conv_batch_norm()
+    (work / "model.jax").write_bytes(exported.serialize())
+    run = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "folded.jax", "--report")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr_lines[-1] == "folded 3, skipped 0"
+    folded = jax.export.deserialize(bytearray((work / "folded.jax").read_bytes()))
+    assert (folded.in_avals, folded.out_avals) == (exported.in_avals, exported.out_avals)
+    assert "stablehlo.subtract" not in str(folded.mlir_module())
+    expected, actual = np.asarray(exported.call(x)), np.asarray(folded.call(x))
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    as_text = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm")  # text, as for any input
+    assert as_text.returncode == 0, as_text.stderr
+    assert printed(as_text.text) == as_text.text and "stablehlo.convolution" in as_text.text
+
 # --- pipelines -----------------------------------------------------------------------------
 
 
