@@ -3,8 +3,13 @@
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
         [--split-input-file] [--emit-bytecode] [--mlir-elide-elementsattrs-if-larger=N]
+        [--mlir-print-debuginfo] [--mlir-print-op-generic] [--mlir-print-ir-after-all]
+        [--mlir-timing] [--mlir-disable-threading] [--verify-diagnostics]
         [--report[=text|json]] [--verify] [--no-memory-check]
         [--allow-unregistered-dialect] [--debug]
+
+Every long flag may be spelled with one dash, as mlir-opt takes them
+(`-stablehlo-fold-batch-norm`, `-split-input-file`, `-pass-pipeline=...`).
 
 Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
 output that differs beyond tolerance, or could not run the module (no output is written). Problems print one line
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import functools
 import logging
 import mmap
 import os
@@ -39,9 +45,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 import jax
+from jaxlib.mlir.passmanager import PassManager
 
 from . import __version__
 from . import io as bnio
+from .diagnostics import Diagnostic, check as check_diagnostics
 from .isolation import bounded_reading, death_message, read_seconds
 from .memory import check_fits
 from .passes import ARGUMENT
@@ -187,6 +195,18 @@ def _parser() -> argparse.ArgumentParser:
         "dense_resource<__elided__>, so that a person can read the module; the output "
         "cannot be read back (text output only)",
     )
+    for flag, what in (
+        ("--mlir-print-debuginfo", "print each op's location (loc(...)) in text output; "
+         "bytecode keeps them always"),
+        ("--mlir-print-op-generic", "print ops in their generic form"),
+        ("--mlir-print-ir-after-all", "print the module to stderr after each pass"),
+        ("--mlir-timing", "print the time each pass took to stderr"),
+        ("--mlir-disable-threading", "run MLIR on this thread only"),
+        ("--verify-diagnostics", "check errors and the report's folds and skips, as remarks "
+         "at their ops, against the input's `// expected-remark@+1 {{folded ...}}` and "
+         "`expected-error` comments; exit 1 on a difference"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
     parser.add_argument(
         "--report",
         action=_ReportFormat,
@@ -284,17 +304,21 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     outputs: list[bnio.Loaded | str | bytes] = []
     report = FoldReport()
     failed = unverified = False
+    errors: list[str] = []  # under --verify-diagnostics, checked instead of printed
     for chunk in chunks:
         try:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True)
+                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
                 if args.elide is not None:  # what is written; `whole` is what is verified
-                    output = bnio.dump(loaded, large_elements_limit=args.elide)
+                    output = bnio.dump(loaded, large_elements_limit=args.elide, **_printing(args))
                 else:
                     output = whole
         except FoldError as error:
+            if args.verify_diagnostics:
+                errors.append(str(error))
+                continue
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
             print(_say(str(error)), file=sys.stderr)
@@ -311,11 +335,55 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             unverified |= not verification.ok
     if args.report:
         print(report.to_json() if args.report == "json" else report.to_text(), file=sys.stderr)
+    if args.verify_diagnostics:
+        problems = _check_diagnostics(args, source, chunks, report, errors)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        failed = bool(problems)
     if unverified:
         return EXIT_VERIFY_FAILED
     if outputs:
         _write(args.output, _emitter(outputs, args))
     return EXIT_INPUT_ERROR if failed else EXIT_OK
+
+
+def _printing(args: argparse.Namespace) -> dict:
+    """How text output is printed: --mlir-print-debuginfo, --mlir-print-op-generic."""
+    return {"debug_info": args.mlir_print_debuginfo, "generic": args.mlir_print_op_generic}
+
+
+def _check_diagnostics(
+    args: argparse.Namespace,
+    source: str,
+    chunks: list[str | bytes | None],
+    report: FoldReport,
+    errors: list[str],
+) -> list[str]:
+    """--verify-diagnostics: the report's entries as remarks and the errors, against the
+    input's expected-* comments; the problems, one line each."""
+    if args.split_input_file:  # each chunk is padded to its place in the file
+        text = "\n".join(_merge_lines([c for c in chunks if isinstance(c, str)]))
+    else:
+        data = bnio.read_file(args.input) if chunks == [None] else chunks[0]
+        data = data.encode() if isinstance(data, str) else data
+        text = "" if bnio.is_binary(data) else data.decode("utf-8", errors="replace")
+    produced = [Diagnostic("remark", where, what) for where, what in report.entries()]
+    for error in errors:
+        where, separator, message = error.partition(": error: ")
+        produced.append(Diagnostic("error", where, message) if separator else Diagnostic("error", "", error))
+    return check_diagnostics(text, source, produced)
+
+
+def _merge_lines(chunks: list[str]) -> list[str]:
+    """The lines of the whole file from its padded chunks (each chunk's lines in place)."""
+    lines: list[str] = []
+    for chunk in chunks:
+        for number, line in enumerate(chunk.split("\n")):
+            if number >= len(lines):
+                lines.append(line)
+            elif line:
+                lines[number] = line
+    return lines
 
 
 def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
@@ -346,6 +414,8 @@ def _process(
     """Load `data` (None: the input file), run the pipeline, report."""
     context = bnio.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
+    if args.mlir_disable_threading:
+        context.enable_multithreading(False)
     seconds = read_seconds(len(data) if data is not None else os.path.getsize(args.input))
     _doing("reading", source, seconds=seconds)
     # In the child, a read that loops (a corrupted count in bytecode) ends by an alarm.
@@ -359,8 +429,21 @@ def _process(
     _doing("folding", source)
     with context:
         if pipeline.strip():
-            run_pipeline(loaded.module, pipeline, recorder)
+            run_pipeline(loaded.module, pipeline, recorder, functools.partial(_instrument, args))
         return loaded, recorder.finish(loaded.module)
+
+
+def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
+    """--mlir-timing and --mlir-print-ir-after-all: MLIR prints both to stderr."""
+    if args.mlir_timing:
+        pm.enable_timing()
+    if args.mlir_print_ir_after_all:
+        pm.enable_ir_printing(
+            print_after_all=True,
+            large_elements_limit=args.elide,
+            enable_debug_info=args.mlir_print_debuginfo,
+            print_generic_op_form=args.mlir_print_op_generic,
+        )
 
 
 def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
@@ -379,7 +462,12 @@ def _emitter(
     if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
         loaded = outputs[0]
         return lambda file: bnio.write(
-            loaded, file, _output_format(loaded, args), consume=True, large_elements_limit=args.elide
+            loaded,
+            file,
+            _output_format(loaded, args),
+            consume=True,
+            large_elements_limit=args.elide,
+            **_printing(args),
         )
     data = outputs[0] if len(outputs) == 1 else "\n// -----\n".join(
         str(o).rstrip("\n") for o in outputs

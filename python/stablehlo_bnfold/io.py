@@ -492,11 +492,21 @@ def dump(
     *,
     consume: bool = False,
     large_elements_limit: int | None = None,
+    debug_info: bool = False,
+    generic: bool = False,
 ) -> str | bytes:
     """The module of `loaded` in `fmt` (default: the format it was loaded from): `str`
     for text, `bytes` otherwise. See `write`."""
     buffer = _stdio.BytesIO()
-    fmt = write(loaded, buffer, fmt, consume=consume, large_elements_limit=large_elements_limit)
+    fmt = write(
+        loaded,
+        buffer,
+        fmt,
+        consume=consume,
+        large_elements_limit=large_elements_limit,
+        debug_info=debug_info,
+        generic=generic,
+    )
     return buffer.getvalue().decode() if fmt is Format.TEXT else buffer.getvalue()
 
 
@@ -507,12 +517,16 @@ def write(
     *,
     consume: bool = False,
     large_elements_limit: int | None = None,
+    debug_info: bool = False,
+    generic: bool = False,
 ) -> Format:
     """Write the module of `loaded` to the binary `file` in `fmt` (default: the format it
     was loaded from); returns the format written. Text ends with a newline; with
     `large_elements_limit`, elements attributes of more elements than that are printed as
     `dense_resource<__elided__>` (as mlir-opt's --mlir-elide-elementsattrs-if-larger does),
-    for a person to read: MLIR cannot read them back.
+    for a person to read: MLIR cannot read them back. `debug_info` prints every op's
+    location (`loc(...)`, mlir-opt's --mlir-print-debuginfo; bytecode always keeps them),
+    `generic` the generic form of every op (--mlir-print-op-generic).
 
     Text and bytecode are streamed: MLIR's printer and bytecode writer hand `file` pieces,
     dense constants straight from the attributes' storage. A portable artifact is written
@@ -525,6 +539,8 @@ def write(
     fmt = fmt or loaded.format
     operation = loaded.module.operation
     if fmt is Format.EXPORTED:
+        if loaded.exported is None:
+            raise FoldError(f"{loaded.source}: only a module read from a {fmt.value} is written as one")
         # The flatbuffer is built in memory by jax; the artifact inside it is written as
         # for a portable artifact input, for the version the Exported held.
         artifact = _stdio.BytesIO()
@@ -534,7 +550,13 @@ def write(
         file.write(exported.serialize())
     elif fmt is Format.TEXT:
         tail = _LastByte(file)
-        operation.print(file=tail, binary=True, large_elements_limit=large_elements_limit)
+        operation.print(
+            file=tail,
+            binary=True,
+            large_elements_limit=large_elements_limit,
+            enable_debug_info=debug_info,
+            print_generic_op_form=generic,
+        )
         if tail.last != b"\n":
             file.write(b"\n")
     elif fmt is Format.PORTABLE and consume:

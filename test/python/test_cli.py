@@ -882,6 +882,68 @@ def test_cli_runs_pass_flags_in_command_line_order(work):
     assert "batch_norm_inference" not in fold_first.text
 
 
+
+# --- mlir-opt's flags ------------------------------------------------------------------------
+
+
+def test_cli_takes_mlir_opts_single_dash_spellings_as_the_double_dash_ones(work):
+    pipeline = "builtin.module(stablehlo-fold-batch-norm, canonicalize)"
+    double = bnfold(work, "model.mlir", f"--pass-pipeline={pipeline}", "--allow-unregistered-dialect",
+                    "--split-input-file", "-o", "double.mlir")
+    single = bnfold(work, "model.mlir", f"-pass-pipeline={pipeline}", "-allow-unregistered-dialect",
+                    "-split-input-file", "-o=single.mlir")
+    assert double.returncode == 0 and single.returncode == 0, single.stderr
+    assert (work / "single.mlir").read_text() == (work / "double.mlir").read_text()
+    flag = bnfold(work, "model.mlir", "-stablehlo-fold-batch-norm=max-iterations=3", "-report")
+    assert flag.returncode == 0, flag.stderr
+    assert flag.stderr_lines[-1] == "folded 2, skipped 0"
+
+
+def test_cli_prints_locations_only_with_mlir_print_debuginfo_and_they_read_back(work, folded_example):
+    assert "loc(" not in folded_example
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--mlir-print-debuginfo")
+    assert run.returncode == 0, run.stderr
+    assert 'loc("model.mlir":18:10)' in run.text  # the folded batch norm's place
+    with make_ir_context():
+        module = ir.Module.parse(run.text)
+        again = io.StringIO()
+        module.operation.print(file=again, enable_debug_info=True)
+    assert again.getvalue() == run.text
+    assert printed(run.text) == folded_example
+
+
+def test_cli_prints_the_generic_op_form_with_mlir_print_op_generic(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--mlir-print-op-generic")
+    assert run.returncode == 0, run.stderr
+    assert '"stablehlo.convolution"(' in run.text and '"func.func"()' in run.text
+    assert printed(run.text) == folded_example
+
+
+def test_cli_mlir_timing_and_print_ir_after_all_report_the_passes_on_stderr(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--canonicalize", "--mlir-timing",
+                 "--mlir-print-ir-after-all", "--mlir-disable-threading")
+    assert run.returncode == 0, run.stderr
+    assert "Execution time report" in run.stderr and "FoldBatchNorm" in run.stderr
+    assert "IR Dump After FoldBatchNorm" in run.stderr and "IR Dump After Canonicalizer" in run.stderr
+    assert "batch_norm_inference" not in run.stderr.split("IR Dump After FoldBatchNorm")[1]
+    assert "batch_norm_inference" not in run.text
+
+
+def test_cli_verify_diagnostics_exits_1_naming_each_unmet_or_unexpected_remark(work):
+    text = (work / "model.mlir").read_text().splitlines()
+    text.insert(16, "// expected-remark@+1 {{folded stablehlo.batch_norm_inference into stablehlo.dot_general}}")
+    (work / "expect.mlir").write_text("\n".join(text) + "\n")
+    run = bnfold(work, "expect.mlir", "--stablehlo-fold-batch-norm", "--verify-diagnostics", "-o", "out.mlir")
+    assert run.returncode == 1, run.stderr
+    assert run.stderr_lines == [
+        "expect.mlir:19:10: error: unexpected remark: folded stablehlo.batch_norm_inference "
+        "into stablehlo.convolution [fold_bn_into_linear]",
+        "expect.mlir:25:10: error: unexpected remark: folded stablehlo.batch_norm_inference "
+        "into stablehlo.convolution [fold_bn_into_linear]",
+        "expect.mlir:17: error: expected remark "
+        '"folded stablehlo.batch_norm_inference into stablehlo.dot_general" was not produced',
+    ]
+
 # --- --version, --help, the console script -------------------------------------------------
 
 
@@ -898,7 +960,9 @@ def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
         "-o", "--stablehlo-fold-batch-norm", "--canonicalize", "--cse", "--pass-pipeline",
         "--split-input-file", "--emit-bytecode", "--mlir-elide-elementsattrs-if-larger",
         "--report", "--verify", "--no-memory-check", "--allow-unregistered-dialect", "--debug",
-        "--version", "--help",
+        "--version", "--help", "--mlir-print-debuginfo", "--mlir-print-op-generic",
+        "--mlir-print-ir-after-all", "--mlir-timing", "--mlir-disable-threading",
+        "--verify-diagnostics",
     ]
     for flag in flags:
         assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.text), flag
