@@ -142,6 +142,5 @@ def _fold_into(
 
 def _check(original, folded) -> None:
     result = verify(original, folded)
-    if not result.ok:
-        failed = [str(o) for o in result.outputs if not o.ok]
-        raise FoldError(f"fold not verified: {failed[0] if failed else result}")
+    if not result.ok:  # the line the command prints, with the first output that failed
+        raise FoldError(f"<input>: {result.message()}")

@@ -695,7 +695,7 @@ def test_cli_split_input_file_prints_the_good_chunks_and_exits_1_on_a_bad_one(wo
     assert chunks == [folded_example.strip()] * 2
 
 
-# A module XLA cannot run: --verify says "not verified", which fails the run.
+# A module XLA cannot run: --verify says "cannot verify here", which fails the run.
 NO_MAIN = """\
 func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
@@ -713,7 +713,7 @@ def test_cli_split_input_file_verify_fails_when_an_earlier_chunk_fails_and_a_lat
     assert run.returncode == 3, run.stderr
     assert run.stdout == b""
     lines = run.stderr_lines
-    assert lines[0] == "split.mlir: not verified: no function named main", run.stderr
+    assert lines[0] == "split.mlir: cannot verify here: no function named main", run.stderr
     assert lines[-1] == "split.mlir: verification passed (1 outputs, 3 trials)", run.stderr
     assert not (work / "out.mlir").exists() and not list(work.glob(".bnfold-*"))
 
