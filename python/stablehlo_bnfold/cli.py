@@ -147,6 +147,8 @@ def _parser() -> argparse.ArgumentParser:
             "file written by jax.export's Exported.serialize(), told apart by content)."
         ),
         epilog=(
+            "Long flags also take one dash, as mlir-opt's do (-split-input-file, "
+            "-pass-pipeline=...). "
             "Exit codes: 0 success, 1 bad input or a failed pass, 2 bad usage, "
             "3 --verify failed or could not run the module (nothing written). "
             "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm; "
