@@ -118,21 +118,30 @@ def _conv_batch_norm(x):
     return (y - mean) * (jax.lax.rsqrt(jnp.float32(1.5) + 1e-5) * scale) + 0.25
 
 
-def test_a_symbolic_batch_export_verifies_alike_through_the_api_and_the_command(tmp_path):
+@pytest.mark.parametrize("kind", ["symbolic batch", "multi-platform"])
+def test_an_export_verifies_alike_through_the_api_and_the_command(kind, tmp_path, capsys):
     import jax
     from jax import export
 
-    (batch,) = export.symbolic_shape("b")
-    exported = export.export(jax.jit(_conv_batch_norm))(jax.ShapeDtypeStruct((batch, 8, 8, 4), np.float32))
+    if kind == "symbolic batch":
+        (batch,) = export.symbolic_shape("b")
+        exported = export.export(jax.jit(_conv_batch_norm))(jax.ShapeDtypeStruct((batch, 8, 8, 4), np.float32))
+    else:  # the CPU lowering is not the first: a bare module runs the first one's
+        exported = export.export(jax.jit(_conv_batch_norm), platforms=("cuda", "cpu"))(
+            jax.ShapeDtypeStruct((2, 8, 8, 4), np.float32)
+        )
     folded = stablehlo_bnfold.fold_batch_norm(exported, verify=True)
     api = stablehlo_bnfold.verify(exported, folded)
     assert api.ok, api.lines()
     (tmp_path / "model.jax").write_bytes(exported.serialize())
     (tmp_path / "model.stablehlo").write_bytes(exported.mlir_module_serialized)
+    capsys.readouterr()
     for name in ("model.jax", "model.stablehlo"):
         path = tmp_path / name
         code = cli.main([str(path), "--stablehlo-fold-batch-norm", "--verify", "-o", str(tmp_path / "out")])
         assert code == 0, name
+        lines = capsys.readouterr().err.splitlines()
+        assert lines[-1] == f"{path}: verification passed (1 outputs, 3 trials)", lines
 
 
 SHARDED = """
