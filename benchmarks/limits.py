@@ -26,6 +26,7 @@ Linux only (/proc). Needs about 6x the weights of free memory; run it on a quiet
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -139,13 +140,16 @@ def main() -> int:
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=["bytecode", "portable"], help="input formats to fold (default: bytecode portable)")
     parser.add_argument("--via", choices=("cli", "api"), default="cli", help="fold through the CLI's main() or fold_batch_norm (default cli)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights (default 0)")
-    parser.add_argument("--workdir", help="where to write the modules (default: a temporary directory, removed)")
+    parser.add_argument("--workdir", help="where to write the modules and their folded copies, kept there (default: a temporary directory, removed)")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
 
     layers = math.ceil(args.gigabytes * 1e9 / KERNEL_BYTES)
     weights = layers * KERNEL_BYTES
-    with tempfile.TemporaryDirectory(dir=args.workdir) as directory:
+    if args.workdir:
+        os.makedirs(args.workdir, exist_ok=True)
+    kept = contextlib.nullcontext(args.workdir) if args.workdir else tempfile.TemporaryDirectory()
+    with kept as directory:
         start = time.perf_counter()
         subprocess.run(
             [sys.executable, "-c", _BUILD, str(layers), str(args.seed), directory, *args.formats],
@@ -193,7 +197,8 @@ def main() -> int:
                 f"{result['above_imports_over_weights']:>6.2f}x  {folded}/{layers}"
                 + ("" if measured["code"] == 0 else f"  exit {measured['code']}")
             )
-            os.unlink(target)
+            if not args.workdir:
+                os.unlink(target)  # the next format's fold needs the space
     if args.json:
         with open(args.json, "w") as f:
             json.dump(

@@ -57,8 +57,8 @@ def fold_batch_norm(
       `.serialize()`s; the argument is not changed;
     - a jaxlib `ir.Module`: rewritten in place and returned;
     - `str` MLIR text: text is returned;
-    - `bytes`, MLIR bytecode or a StableHLO portable artifact: the same format is returned
-      (a portable artifact keeps its StableHLO version).
+    - `bytes`, MLIR bytecode, a StableHLO portable artifact or an `Exported.serialize()`:
+      the same format is returned (a portable artifact keeps its StableHLO version).
 
     `dense_resource` constants (torch-mlir's weights) are turned into `dense` ones, exactly,
     since the patterns must read them and a portable artifact cannot hold them.
@@ -111,7 +111,7 @@ def fold_batch_norm(
         if trusted is None:
             trusted = _exported.is_exported(module)
         fold = functools.partial(_fold_into, data)
-        if isinstance(data, bytes) and data.startswith(_io.BYTECODE_MAGIC) and not trusted:
+        if isinstance(data, bytes) and _io.is_binary(data) and not trusted:
             # jaxlib's bytecode readers can crash or hang on corrupted bytes: read them in
             # a child process, where neither can reach the caller.
             report, out = _isolation.run(fold, source="<input>", size=len(data))
@@ -142,6 +142,5 @@ def _fold_into(
 
 def _check(original, folded) -> None:
     result = verify(original, folded)
-    if not result.ok:
-        failed = [str(o) for o in result.outputs if not o.ok]
-        raise FoldError(f"fold not verified: {failed[0] if failed else result}")
+    if not result.ok:  # the line the command prints, with the first output that failed
+        raise FoldError(f"<input>: {result.message()}")

@@ -3,11 +3,17 @@
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
         [--split-input-file] [--emit-bytecode] [--mlir-elide-elementsattrs-if-larger=N]
+        [--mlir-print-debuginfo] [--mlir-print-op-generic] [--mlir-print-ir-after-all]
+        [--mlir-timing] [--mlir-disable-threading] [--verify-diagnostics]
         [--report[=text|json]] [--verify] [--no-memory-check]
         [--allow-unregistered-dialect] [--debug]
 
+Every long flag may be spelled with one dash, as mlir-opt takes them
+(`-stablehlo-fold-batch-norm`, `-split-input-file`, `-pass-pipeline=...`).
+
 Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
-output that differs beyond tolerance, or could not run the module (no output is written). Problems print one line
+output that differs beyond tolerance (`verification FAILED`), or cannot verify the module
+here (`cannot verify here: ...`); no output is written then. Problems print one line
 to stderr (`file:line:col: error: ...` when located, else `stablehlo-bnfold-opt: error:
 ...`), with a traceback only under --debug. Output files are written to a temporary file
 beside the target and renamed, so a failure leaves nothing half-written and an input given
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import functools
 import logging
 import mmap
 import os
@@ -39,9 +46,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 import jax
+from jaxlib.mlir.passmanager import PassManager
 
 from . import __version__
 from . import io as bnio
+from .diagnostics import Diagnostic, check as check_diagnostics
 from .isolation import bounded_reading, death_message, read_seconds
 from .memory import check_fits
 from .passes import ARGUMENT
@@ -69,7 +78,7 @@ _SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
 
 class _AppendPass(argparse.Action):
     """Keep pass flags in command-line order, as mlir-opt does. Options come only as
-    `--pass=OPTIONS` (`_split_pass_options` moves them aside), so a file named after the
+    `--pass=OPTIONS` (`_split_options` moves them aside), so a file named after the
     flag is never taken for its options."""
 
     def __call__(self, parser, namespace, values, option_string=None):
@@ -80,17 +89,46 @@ class _AppendPass(argparse.Action):
         namespace.passes = passes
 
 
-def _split_pass_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
-    """`--stablehlo-fold-batch-norm=OPTS` -> the bare flag, OPTS queued in order."""
-    parser.pass_options = []
-    flag = f"--{ARGUMENT}"
+class _ReportFormat(argparse.Action):
+    """`--report` (text) or `--report=FORMAT`: the format only after `=`, so that the
+    file after a bare `--report` stays the input (`_split_options` moves it aside)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.report = parser.report_formats.pop(0) or "text"
+
+
+REPORT_FORMATS = ("text", "json")
+
+
+def _split_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """argv as argparse takes it: mlir-opt's single-dash spellings (`-split-input-file`,
+    `-pass-pipeline=P`, `-o=OUT`) as the double-dash ones; `--stablehlo-fold-batch-norm=OPTS`
+    and `--report=FORMAT` as bare flags, their values queued in order. Everything after
+    `--` is a file name."""
+    parser.pass_options, parser.report_formats = [], []
+    known = {name for name in parser._option_string_actions if name.startswith("--")}
     out = []
-    for arg in argv:
-        if arg == flag or arg.startswith(flag + "="):
-            parser.pass_options.append(arg.partition("=")[2])
-            arg = flag
-        elif arg.startswith(("--canonicalize=", "--cse=")):
-            parser.error(f"{arg.split('=')[0]} takes no options")
+    for position, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[position:]
+        name, equals, value = arg.partition("=")
+        if name.startswith("-") and not name.startswith("--") and "-" + name in known:
+            name = "-" + name  # LLVM's options take one dash or two
+        elif name == "-o" and equals:
+            out += ["-o", value]
+            continue
+        if name == f"--{ARGUMENT}":
+            parser.pass_options.append(value)
+            arg = name
+        elif name == "--report":
+            if equals and value not in REPORT_FORMATS:
+                parser.error(f"--report={value}: the format is one of {', '.join(REPORT_FORMATS)}")
+            parser.report_formats.append(value)
+            arg = name
+        elif name in ("--canonicalize", "--cse") and equals:
+            parser.error(f"{name} takes no options")
+        elif name in known:
+            arg = name + equals + value
         out.append(arg)
     return out
 
@@ -105,12 +143,18 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Fold inference batch norm into the preceding convolution or dot_general in a "
-            "StableHLO module (MLIR text, MLIR bytecode or a StableHLO portable artifact)."
+            "StableHLO module (MLIR text, MLIR bytecode, a StableHLO portable artifact, or a "
+            "file written by jax.export's Exported.serialize(), told apart by content)."
         ),
         epilog=(
+            "Long flags also take one dash, as mlir-opt's do (-split-input-file, "
+            "-pass-pipeline=...). "
             "Exit codes: 0 success, 1 bad input or a failed pass, 2 bad usage, "
             "3 --verify failed or could not run the module (nothing written). "
-            "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm"
+            "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm; "
+            "for jax.export: open('model.jax', 'wb').write(exported.serialize()), then "
+            "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --emit-bytecode -o "
+            "folded.jax, then jax.export.deserialize(open('folded.jax', 'rb').read()).call(x)"
         ),
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
@@ -141,8 +185,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emit-bytecode",
         action="store_true",
-        help="write MLIR bytecode (a portable artifact input is written back as a portable "
-        "artifact of the same StableHLO version) instead of text",
+        help="write MLIR bytecode instead of text; a portable artifact is written back as a "
+        "portable artifact of the same StableHLO version, and an Exported.serialize() file "
+        "as one (jax.export.deserialize reads it back and .call()s it)",
     )
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
@@ -153,19 +198,36 @@ def _parser() -> argparse.ArgumentParser:
         "dense_resource<__elided__>, so that a person can read the module; the output "
         "cannot be read back (text output only)",
     )
+    for flag, what in (
+        ("--mlir-print-debuginfo", "print each op's location (loc(...)) in text output; "
+         "bytecode keeps them always"),
+        ("--mlir-print-op-generic", "print ops in their generic form"),
+        ("--mlir-print-ir-after-all", "print the module to stderr after each pass"),
+        ("--mlir-timing", "print the time each pass took to stderr"),
+        ("--mlir-disable-threading", "run MLIR on this thread only"),
+        ("--verify-diagnostics", "check errors and the report's folds and skips, as remarks "
+         "at their ops, against the input's `// expected-remark@+1 {{folded ...}}` and "
+         "`expected-error` comments; exit 1 on a difference"),
+    ):
+        parser.add_argument(flag, action="store_true", help=what)
     parser.add_argument(
         "--report",
-        nargs="?",
-        const="text",
-        choices=("text", "json"),
-        help="print every fold and every candidate left alone, with the reason, to stderr",
+        action=_ReportFormat,
+        nargs=0,
+        help="print every fold and every candidate left alone, with the reason, to stderr; "
+        "--report=json the same as JSON (the format only after '=': a file after --report "
+        "is the input)",
     )
     parser.add_argument(
         "--verify",
         action="store_true",
         help="run the original and the folded module through XLA on the CPU on seeded "
-        "random inputs, print one line per output to stderr, and exit 3 without writing "
-        "anything if one differs beyond tolerance or cannot be run",
+        "random inputs (weight arguments He-scaled, a symbolic batch at sizes 2, 1, 3, a "
+        "sharded export on its number of CPU devices), print one line per output to "
+        "stderr, and exit 3 without writing anything if one differs by more than "
+        "max(8 x the original's own change when its inputs move by one ulp, 1e-6 for "
+        "f32/f64, 4 ulps of 1.0 for f16/bf16), or cannot be verified here (NaN or "
+        "infinite outputs of the original, XLA cannot run it)",
     )
     parser.add_argument(
         "--no-memory-check",
@@ -201,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; returns the exit code (the console script exits with it)."""
     parser = _parser()
     argv = list(argv if argv is not None else sys.argv[1:])
-    args = parser.parse_args(_split_pass_options(parser, argv))
+    args = parser.parse_args(_split_options(parser, argv))
     if args.pass_pipeline is not None and args.passes:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
@@ -249,17 +311,21 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     outputs: list[bnio.Loaded | str | bytes] = []
     report = FoldReport()
     failed = unverified = False
+    errors: list[str] = []  # under --verify-diagnostics, checked instead of printed
     for chunk in chunks:
         try:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True)
+                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
                 if args.elide is not None:  # what is written; `whole` is what is verified
-                    output = bnio.dump(loaded, large_elements_limit=args.elide)
+                    output = bnio.dump(loaded, large_elements_limit=args.elide, **_printing(args))
                 else:
                     output = whole
         except FoldError as error:
+            if args.verify_diagnostics:
+                errors.append(str(error))
+                continue
             if not args.split_input_file:
                 raise _Failure(_say(str(error))) from None
             print(_say(str(error)), file=sys.stderr)
@@ -272,15 +338,59 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             original = bnio.read_file(args.input) if chunk is None else chunk
             verification = verify(original, whole)
             for line in verification.lines():
-                print(f"{source}: {line}", file=sys.stderr)
+                print(one_line(f"{source}: {line}"), file=sys.stderr)
             unverified |= not verification.ok
     if args.report:
         print(report.to_json() if args.report == "json" else report.to_text(), file=sys.stderr)
+    if args.verify_diagnostics:
+        problems = _check_diagnostics(args, source, chunks, report, errors)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        failed = bool(problems)
     if unverified:
         return EXIT_VERIFY_FAILED
     if outputs:
         _write(args.output, _emitter(outputs, args))
     return EXIT_INPUT_ERROR if failed else EXIT_OK
+
+
+def _printing(args: argparse.Namespace) -> dict:
+    """How text output is printed: --mlir-print-debuginfo, --mlir-print-op-generic."""
+    return {"debug_info": args.mlir_print_debuginfo, "generic": args.mlir_print_op_generic}
+
+
+def _check_diagnostics(
+    args: argparse.Namespace,
+    source: str,
+    chunks: list[str | bytes | None],
+    report: FoldReport,
+    errors: list[str],
+) -> list[str]:
+    """--verify-diagnostics: the report's entries as remarks and the errors, against the
+    input's expected-* comments; the problems, one line each."""
+    if args.split_input_file:  # each chunk is padded to its place in the file
+        text = "\n".join(_merge_lines([c for c in chunks if isinstance(c, str)]))
+    else:
+        data = bnio.read_file(args.input) if chunks == [None] else chunks[0]
+        data = data.encode() if isinstance(data, str) else data
+        text = "" if bnio.is_binary(data) else data.decode("utf-8", errors="replace")
+    produced = [Diagnostic("remark", where, what) for where, what in report.entries()]
+    for error in errors:
+        where, separator, message = error.partition(": error: ")
+        produced.append(Diagnostic("error", where, message) if separator else Diagnostic("error", "", error))
+    return check_diagnostics(text, source, produced)
+
+
+def _merge_lines(chunks: list[str]) -> list[str]:
+    """The lines of the whole file from its padded chunks (each chunk's lines in place)."""
+    lines: list[str] = []
+    for chunk in chunks:
+        for number, line in enumerate(chunk.split("\n")):
+            if number >= len(lines):
+                lines.append(line)
+            elif line:
+                lines[number] = line
+    return lines
 
 
 def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
@@ -296,8 +406,8 @@ def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
         fits(os.path.getsize(args.input), fmt, source)
         return [None]
     data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input)
-    fits(len(data), bnio.sniff(data[:4096])[0], source, held=True)
-    if args.split_input_file and not data.startswith(bnio.BYTECODE_MAGIC):
+    fits(len(data), bnio.sniff(data)[0], source, held=True)
+    if args.split_input_file and not bnio.is_binary(data):
         try:
             return _chunks(data.decode("utf-8"))
         except UnicodeDecodeError:
@@ -311,6 +421,8 @@ def _process(
     """Load `data` (None: the input file), run the pipeline, report."""
     context = bnio.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
+    if args.mlir_disable_threading:
+        context.enable_multithreading(False)
     seconds = read_seconds(len(data) if data is not None else os.path.getsize(args.input))
     _doing("reading", source, seconds=seconds)
     # In the child, a read that loops (a corrupted count in bytecode) ends by an alarm.
@@ -324,14 +436,29 @@ def _process(
     _doing("folding", source)
     with context:
         if pipeline.strip():
-            run_pipeline(loaded.module, pipeline, recorder)
+            run_pipeline(loaded.module, pipeline, recorder, functools.partial(_instrument, args))
         return loaded, recorder.finish(loaded.module)
+
+
+def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
+    """--mlir-timing and --mlir-print-ir-after-all: MLIR prints both to stderr."""
+    if args.mlir_timing:
+        pm.enable_timing()
+    if args.mlir_print_ir_after_all:
+        pm.enable_ir_printing(
+            print_after_all=True,
+            large_elements_limit=args.elide,
+            enable_debug_info=args.mlir_print_debuginfo,
+            print_generic_op_form=args.mlir_print_op_generic,
+        )
 
 
 def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
     if not args.emit_bytecode:
         return bnio.Format.TEXT
-    return bnio.Format.PORTABLE if loaded.format is bnio.Format.PORTABLE else bnio.Format.BYTECODE
+    if loaded.format in (bnio.Format.PORTABLE, bnio.Format.EXPORTED):  # the same kind back
+        return loaded.format
+    return bnio.Format.BYTECODE
 
 
 def _emitter(
@@ -342,7 +469,12 @@ def _emitter(
     if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
         loaded = outputs[0]
         return lambda file: bnio.write(
-            loaded, file, _output_format(loaded, args), consume=True, large_elements_limit=args.elide
+            loaded,
+            file,
+            _output_format(loaded, args),
+            consume=True,
+            large_elements_limit=args.elide,
+            **_printing(args),
         )
     data = outputs[0] if len(outputs) == 1 else "\n// -----\n".join(
         str(o).rstrip("\n") for o in outputs

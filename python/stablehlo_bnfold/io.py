@@ -1,4 +1,6 @@
-"""Reading and writing modules: MLIR text, MLIR bytecode, StableHLO portable artifacts.
+"""Reading and writing modules: MLIR text, MLIR bytecode, StableHLO portable artifacts,
+and the files `jax.export.Exported.serialize()` writes (a portable artifact inside a
+flatbuffer with the calling convention, `exported.serialized_module_span`).
 
 `load` (from memory) and `load_file` turn any of them into a StableHLO `ir.Module`,
 legalizing VHLO once, and remember the format (and, for a portable artifact, its StableHLO
@@ -17,21 +19,25 @@ import binascii
 import codecs
 import contextlib
 import enum
+import functools
 import io as _stdio
 import mmap
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+import dataclasses
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
 
+from jax import export as _export
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
+from . import exported as _exported
 from .constants import dense_attr, float_dtype
 from .report import FoldError, describe_location, one_line
 
@@ -60,16 +66,19 @@ class Format(enum.Enum):
     TEXT = "text"
     BYTECODE = "bytecode"
     PORTABLE = "portable artifact"
+    EXPORTED = "jax.export serialization"
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A parsed StableHLO module, the format it came in and a portable artifact's version."""
+    """A parsed StableHLO module, the format it came in and a portable artifact's version;
+    for a `jax.export` serialization, the deserialized `Exported` it came in."""
 
     module: ir.Module
     format: Format
     version: str | None = None
     source: str = "<input>"
+    exported: object | None = None
 
 
 _passes_registered = False
@@ -93,7 +102,7 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
     >>> load(open("model.mlir").read(), make_context(), source="model.mlir")  # doctest: +SKIP
     Loaded(module=..., format=<Format.TEXT: 'text'>, version=None)
     """
-    if isinstance(data, bytes) and not data.startswith(BYTECODE_MAGIC):
+    if isinstance(data, bytes) and not is_binary(data):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -101,7 +110,9 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
     # isspace stops at the first other character; strip() would copy the whole text.
     if not data or (isinstance(data, str) and data.isspace()):
         raise FoldError(f"{source}: input is empty")
-    fmt, version = sniff(data[:4096]) if isinstance(data, bytes) else (Format.TEXT, None)
+    fmt, version = sniff(data) if isinstance(data, bytes) else (Format.TEXT, None)
+    if fmt is Format.EXPORTED:
+        return _load_exported(data, context, source)
     if fmt is Format.PORTABLE:
         return _load(lambda: stablehlo.deserialize_portable_artifact(context, data), context, fmt, version, source)
     text = (lambda: data) if fmt is Format.TEXT else None
@@ -124,6 +135,8 @@ def load_file(path: str, context: ir.Context) -> Loaded:
     if not regular:
         return load(read_file(path), context, source=path)
     fmt, version = sniff_file(path)
+    if fmt is Format.EXPORTED:
+        return _load_exported(read_file(path), context, path)
     if fmt is Format.PORTABLE:
 
         def parse() -> ir.Module:
@@ -149,14 +162,22 @@ def _mapped(path: str) -> mmap.mmap | bytes:
             return handle.read()
 
 
-def sniff(head: bytes) -> tuple[Format, str | None]:
-    """The format of an input that starts with `head` (its first 4 KiB are plenty) and,
-    for a portable artifact, its StableHLO version. Anything but bytecode is taken for
-    text here; `load` and `load_file` check that it is."""
-    if head.startswith(BYTECODE_MAGIC):
-        version = _portable_version(head)
+def sniff(data: bytes) -> tuple[Format, str | None]:
+    """The format of the input `data` and, for a portable artifact, its StableHLO version.
+    Bytecode is told by its first bytes, a `jax.export` serialization by its offsets
+    (`exported.serialized_module_span`); anything else is taken for text here, and `load`
+    and `load_file` check that it is."""
+    if data.startswith(BYTECODE_MAGIC):
+        version = _portable_version(data[:4096])
         return (Format.PORTABLE if version else Format.BYTECODE), version
+    if _exported.serialized_module_span(lambda at, n: data[at : at + n], len(data)):
+        return Format.EXPORTED, None
     return Format.TEXT, None
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether `data` is bytecode (a portable artifact too) or a `jax.export` serialization."""
+    return sniff(data)[0] is not Format.TEXT
 
 
 def sniff_file(path: str, *, source: str | None = None) -> tuple[Format, str | None]:
@@ -164,7 +185,14 @@ def sniff_file(path: str, *, source: str | None = None) -> tuple[Format, str | N
     is missing, a directory or unreadable."""
     try:
         with open(path, "rb") as handle:
-            return sniff(handle.read(4096))
+            head = handle.read(4096)
+            if head.startswith(BYTECODE_MAGIC):
+                return sniff(head)
+            size = os.fstat(handle.fileno()).st_size
+            read = functools.partial(os.pread, handle.fileno())
+            if _exported.serialized_module_span(lambda at, n: read(n, at), size):
+                return Format.EXPORTED, None
+            return Format.TEXT, None
     except OSError as error:
         raise FoldError(_unreadable(source or path, error)) from None
 
@@ -266,6 +294,19 @@ def _load(
             _check_operation_names(module, source)
         inline_resources(module, text)
     return Loaded(module, fmt, version, source)
+
+
+def _load_exported(data: bytes, context: ir.Context, source: str) -> Loaded:
+    """A `jax.export` serialization: the `Exported` and its module, legalized to StableHLO."""
+    try:
+        exported = _export.deserialize(bytearray(data))
+        module = exported.mlir_module_serialized
+    except Exception as error:  # jax's flatbuffer reader trusts its input
+        raise FoldError(one_line(f"{source}: invalid {Format.EXPORTED.value}: {error}")) from None
+    loaded = load(module, context, source=source)
+    if loaded.format is not Format.PORTABLE:
+        raise FoldError(f"{source}: invalid {Format.EXPORTED.value}: its module is not a portable artifact")
+    return dataclasses.replace(loaded, format=Format.EXPORTED, exported=exported)
 
 
 def _portable_version(data: bytes) -> str | None:
@@ -451,11 +492,21 @@ def dump(
     *,
     consume: bool = False,
     large_elements_limit: int | None = None,
+    debug_info: bool = False,
+    generic: bool = False,
 ) -> str | bytes:
     """The module of `loaded` in `fmt` (default: the format it was loaded from): `str`
     for text, `bytes` otherwise. See `write`."""
     buffer = _stdio.BytesIO()
-    fmt = write(loaded, buffer, fmt, consume=consume, large_elements_limit=large_elements_limit)
+    fmt = write(
+        loaded,
+        buffer,
+        fmt,
+        consume=consume,
+        large_elements_limit=large_elements_limit,
+        debug_info=debug_info,
+        generic=generic,
+    )
     return buffer.getvalue().decode() if fmt is Format.TEXT else buffer.getvalue()
 
 
@@ -466,12 +517,16 @@ def write(
     *,
     consume: bool = False,
     large_elements_limit: int | None = None,
+    debug_info: bool = False,
+    generic: bool = False,
 ) -> Format:
     """Write the module of `loaded` to the binary `file` in `fmt` (default: the format it
     was loaded from); returns the format written. Text ends with a newline; with
     `large_elements_limit`, elements attributes of more elements than that are printed as
     `dense_resource<__elided__>` (as mlir-opt's --mlir-elide-elementsattrs-if-larger does),
-    for a person to read: MLIR cannot read them back.
+    for a person to read: MLIR cannot read them back. `debug_info` prints every op's
+    location (`loc(...)`, mlir-opt's --mlir-print-debuginfo; bytecode always keeps them),
+    `generic` the generic form of every op (--mlir-print-op-generic).
 
     Text and bytecode are streamed: MLIR's printer and bytecode writer hand `file` pieces,
     dense constants straight from the attributes' storage. A portable artifact is written
@@ -483,9 +538,25 @@ def write(
     """
     fmt = fmt or loaded.format
     operation = loaded.module.operation
-    if fmt is Format.TEXT:
+    if fmt is Format.EXPORTED:
+        if loaded.exported is None:
+            raise FoldError(f"{loaded.source}: only a module read from a {fmt.value} is written as one")
+        # The flatbuffer is built in memory by jax; the artifact inside it is written as
+        # for a portable artifact input, for the version the Exported held.
+        artifact = _stdio.BytesIO()
+        write(loaded, artifact, Format.PORTABLE, consume=consume)
+        exported = _exported.replace_module(loaded.exported, artifact.getvalue())
+        del artifact
+        file.write(exported.serialize())
+    elif fmt is Format.TEXT:
         tail = _LastByte(file)
-        operation.print(file=tail, binary=True, large_elements_limit=large_elements_limit)
+        operation.print(
+            file=tail,
+            binary=True,
+            large_elements_limit=large_elements_limit,
+            enable_debug_info=debug_info,
+            print_generic_op_form=generic,
+        )
         if tail.last != b"\n":
             file.write(b"\n")
     elif fmt is Format.PORTABLE and consume:
@@ -593,7 +664,7 @@ def _mixed(loaded: Loaded) -> bool:
     VHLO only, the bytes are those of a pure artifact, since the patterns build StableHLO
     only. A module read from text or bytecode must be all StableHLO to be written as one,
     as jaxlib's writer requires by default."""
-    return loaded.format is Format.PORTABLE
+    return loaded.format in (Format.PORTABLE, Format.EXPORTED)
 
 
 def _target_version(loaded: Loaded) -> str:

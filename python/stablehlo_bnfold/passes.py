@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from jaxlib.mlir import ir, passmanager
@@ -193,9 +194,18 @@ def _flush(pm: passmanager.PassManager, pending: list[str]) -> None:
         pending.clear()
 
 
-def run_pipeline(module: ir.Module, pipeline: str, recorder: Recorder) -> None:
-    """Run `pipeline` on `module` in place; raise FoldError if a pass or pattern failed."""
+def run_pipeline(
+    module: ir.Module,
+    pipeline: str,
+    recorder: Recorder,
+    instrument: Callable[[passmanager.PassManager], None] | None = None,
+) -> None:
+    """Run `pipeline` on `module` in place; raise FoldError if a pass or pattern failed.
+    `instrument` may turn on the pass manager's timing or IR printing first (the
+    command's --mlir-timing, --mlir-print-ir-after-all)."""
     pm = build_pass_manager(module.context, pipeline, recorder)
+    if instrument is not None:
+        instrument(pm)
     try:
         pm.run(module.operation)
     except ir.MLIRError as error:

@@ -70,11 +70,18 @@ class FoldReport:
         return FoldReport(self.folds + other.folds, self.skips + other.skips)
 
     def to_text(self) -> str:
-        """One line per fold and skip, then the totals."""
-        lines = [f"{f.location}: folded {f.op} into {f.producer} [{f.pattern}]" for f in self.folds]
-        lines += [f"{s.location}: not folded {s.op}: {s.reason} [{s.pattern}]" for s in self.skips]
+        """One line per fold and skip, then the totals; control characters of a file
+        name are escaped (`one_line`), as in error messages."""
+        lines = [one_line(f"{where}: {what}") for where, what in self.entries()]
         lines.append(str(self))
         return "\n".join(lines)
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(location, what) of every fold, then every skip: what the text report says
+        after the location, and the remark `--verify-diagnostics` checks."""
+        return [
+            (f.location, f"folded {f.op} into {f.producer} [{f.pattern}]") for f in self.folds
+        ] + [(s.location, f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
     def to_json(self) -> str:
         """The report as a JSON object with `folds`, `skips` and `folded`."""

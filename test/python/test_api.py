@@ -187,6 +187,22 @@ def test_folded_exported_survives_serialize_and_deserialize(exported_with_batch_
     np.testing.assert_array_equal(np.asarray(restored.call(x)), np.asarray(folded.call(x)))
 
 
+def test_a_serialized_exported_folds_into_a_serialized_exported_that_calls_like_the_original(
+    exported_with_batch_norm,
+):
+    data = bytes(exported_with_batch_norm.serialize())
+    folded, report = stablehlo_bnfold.fold_batch_norm(data, with_report=True)
+    assert isinstance(folded, bytes) and report.folded == 1
+    restored = export.deserialize(bytearray(folded))
+    assert count_batch_norms(restored.mlir_module()) == 0
+    assert restored.in_avals == exported_with_batch_norm.in_avals
+    assert _producer(restored.mlir_module_serialized) == _producer(
+        exported_with_batch_norm.mlir_module_serialized
+    )
+    (x,) = random_inputs(read_testdata(CONV_BN), seed=104)
+    assert_close(np.asarray(exported_with_batch_norm.call(x)), np.asarray(restored.call(x)))
+
+
 SHARDED_EXPORT = pathlib.Path(__file__).with_name("sharded_export.py")
 SAME_CALLING_CONVENTION = (
     "nr_devices", "in_shardings_hlo", "out_shardings_hlo", "in_shardings", "out_shardings",

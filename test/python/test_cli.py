@@ -695,7 +695,7 @@ def test_cli_split_input_file_prints_the_good_chunks_and_exits_1_on_a_bad_one(wo
     assert chunks == [folded_example.strip()] * 2
 
 
-# A module XLA cannot run: --verify says "not verified", which fails the run.
+# A module XLA cannot run: --verify says "cannot verify here", which fails the run.
 NO_MAIN = """\
 func.func @forward(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
@@ -713,7 +713,7 @@ def test_cli_split_input_file_verify_fails_when_an_earlier_chunk_fails_and_a_lat
     assert run.returncode == 3, run.stderr
     assert run.stdout == b""
     lines = run.stderr_lines
-    assert lines[0] == "split.mlir: not verified: no function named main", run.stderr
+    assert lines[0] == "split.mlir: cannot verify here: no function named main", run.stderr
     assert lines[-1] == "split.mlir: verification passed (1 outputs, 3 trials)", run.stderr
     assert not (work / "out.mlir").exists() and not list(work.glob(".bnfold-*"))
 
@@ -784,6 +784,69 @@ def test_cli_report_json_gives_the_reason_for_a_batch_norm_left_alone(work):
     ]
 
 
+
+def test_cli_report_and_verify_lines_escape_control_characters_of_the_file_name(work):
+    # A newline in the name must not split a line: errors escape it, and so do these.
+    name = "a\nb\rc.mlir"
+    shutil.copy(work / "model.mlir", work / name)
+    run = bnfold(work, name, "--stablehlo-fold-batch-norm", "--report", "--verify")
+    assert run.returncode == 0, run.stderr
+    escaped = "a\\nb\\rc.mlir"
+    lines = run.stderr.split("\n")[:-1]
+    assert [line.split(": ")[0].split(":")[0] for line in lines[:-1]] == [escaped] * (len(lines) - 1)
+    assert lines[-1] == "folded 2, skipped 0"
+    assert sum("verification passed" in line for line in lines) == 1
+
+
+def test_cli_report_never_takes_the_file_after_it_for_its_format(work, folded_example):
+    run = bnfold(work, "--stablehlo-fold-batch-norm", "--report", "model.mlir")
+    assert run.returncode == 0, run.stderr
+    assert run.text == folded_example
+    assert run.stderr_lines[-1] == "folded 2, skipped 0"
+    as_json = bnfold(work, "--report=json", "model.mlir", "--stablehlo-fold-batch-norm")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stderr)["folded"] == 2
+
+
+def test_cli_report_with_an_unknown_format_is_a_usage_error(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report=xml")
+    assert_one_error(run, 2, rf"{PROG}: error: .*--report.*xml.*")
+
+
+def _exported_conv_batch_norm():
+    """A jax.export of a convolution and Flax's decomposed batch norm, and an input."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(7)
+    kernel = rng.standard_normal((3, 3, 4, 8)).astype(np.float32) / 6
+    scale, mean = rng.uniform(0.5, 1.5, 8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+
+    def model(x):
+        y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return (y - mean) * (jax.lax.rsqrt(jnp.float32(1.5) + 1e-5) * scale) + 0.25
+
+    exported = jax.export.export(jax.jit(model))(jax.ShapeDtypeStruct((2, 8, 8, 4), jnp.float32))
+    return exported, rng.standard_normal((2, 8, 8, 4)).astype(np.float32)
+
+
+def test_cli_folds_an_exported_serialize_file_into_one_that_deserializes_and_calls_alike(work):
+    import jax
+
+    exported, x = _exported_conv_batch_norm()
+    (work / "model.jax").write_bytes(exported.serialize())
+    run = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "folded.jax", "--report")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr_lines[-1] == "folded 3, skipped 0"
+    folded = jax.export.deserialize(bytearray((work / "folded.jax").read_bytes()))
+    assert (folded.in_avals, folded.out_avals) == (exported.in_avals, exported.out_avals)
+    assert "stablehlo.subtract" not in str(folded.mlir_module())
+    expected, actual = np.asarray(exported.call(x)), np.asarray(folded.call(x))
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    as_text = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm")  # text, as for any input
+    assert as_text.returncode == 0, as_text.stderr
+    assert printed(as_text.text) == as_text.text and "stablehlo.convolution" in as_text.text
+
 # --- pipelines -----------------------------------------------------------------------------
 
 
@@ -819,6 +882,68 @@ def test_cli_runs_pass_flags_in_command_line_order(work):
     assert "batch_norm_inference" not in fold_first.text
 
 
+
+# --- mlir-opt's flags ------------------------------------------------------------------------
+
+
+def test_cli_takes_mlir_opts_single_dash_spellings_as_the_double_dash_ones(work):
+    pipeline = "builtin.module(stablehlo-fold-batch-norm, canonicalize)"
+    double = bnfold(work, "model.mlir", f"--pass-pipeline={pipeline}", "--allow-unregistered-dialect",
+                    "--split-input-file", "-o", "double.mlir")
+    single = bnfold(work, "model.mlir", f"-pass-pipeline={pipeline}", "-allow-unregistered-dialect",
+                    "-split-input-file", "-o=single.mlir")
+    assert double.returncode == 0 and single.returncode == 0, single.stderr
+    assert (work / "single.mlir").read_text() == (work / "double.mlir").read_text()
+    flag = bnfold(work, "model.mlir", "-stablehlo-fold-batch-norm=max-iterations=3", "-report")
+    assert flag.returncode == 0, flag.stderr
+    assert flag.stderr_lines[-1] == "folded 2, skipped 0"
+
+
+def test_cli_prints_locations_only_with_mlir_print_debuginfo_and_they_read_back(work, folded_example):
+    assert "loc(" not in folded_example
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--mlir-print-debuginfo")
+    assert run.returncode == 0, run.stderr
+    assert 'loc("model.mlir":18:10)' in run.text  # the folded batch norm's place
+    with make_ir_context():
+        module = ir.Module.parse(run.text)
+        again = io.StringIO()
+        module.operation.print(file=again, enable_debug_info=True)
+    assert again.getvalue() == run.text
+    assert printed(run.text) == folded_example
+
+
+def test_cli_prints_the_generic_op_form_with_mlir_print_op_generic(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--mlir-print-op-generic")
+    assert run.returncode == 0, run.stderr
+    assert '"stablehlo.convolution"(' in run.text and '"func.func"()' in run.text
+    assert printed(run.text) == folded_example
+
+
+def test_cli_mlir_timing_and_print_ir_after_all_report_the_passes_on_stderr(work, folded_example):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--canonicalize", "--mlir-timing",
+                 "--mlir-print-ir-after-all", "--mlir-disable-threading")
+    assert run.returncode == 0, run.stderr
+    assert "Execution time report" in run.stderr and "FoldBatchNorm" in run.stderr
+    assert "IR Dump After FoldBatchNorm" in run.stderr and "IR Dump After Canonicalizer" in run.stderr
+    assert "batch_norm_inference" not in run.stderr.split("IR Dump After FoldBatchNorm")[1]
+    assert "batch_norm_inference" not in run.text
+
+
+def test_cli_verify_diagnostics_exits_1_naming_each_unmet_or_unexpected_remark(work):
+    text = (work / "model.mlir").read_text().splitlines()
+    text.insert(16, "// expected-remark@+1 {{folded stablehlo.batch_norm_inference into stablehlo.dot_general}}")
+    (work / "expect.mlir").write_text("\n".join(text) + "\n")
+    run = bnfold(work, "expect.mlir", "--stablehlo-fold-batch-norm", "--verify-diagnostics", "-o", "out.mlir")
+    assert run.returncode == 1, run.stderr
+    assert run.stderr_lines == [
+        "expect.mlir:19:10: error: unexpected remark: folded stablehlo.batch_norm_inference "
+        "into stablehlo.convolution [fold_bn_into_linear]",
+        "expect.mlir:25:10: error: unexpected remark: folded stablehlo.batch_norm_inference "
+        "into stablehlo.convolution [fold_bn_into_linear]",
+        "expect.mlir:17: error: expected remark "
+        '"folded stablehlo.batch_norm_inference into stablehlo.dot_general" was not produced',
+    ]
+
 # --- --version, --help, the console script -------------------------------------------------
 
 
@@ -835,7 +960,9 @@ def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
         "-o", "--stablehlo-fold-batch-norm", "--canonicalize", "--cse", "--pass-pipeline",
         "--split-input-file", "--emit-bytecode", "--mlir-elide-elementsattrs-if-larger",
         "--report", "--verify", "--no-memory-check", "--allow-unregistered-dialect", "--debug",
-        "--version", "--help",
+        "--version", "--help", "--mlir-print-debuginfo", "--mlir-print-op-generic",
+        "--mlir-print-ir-after-all", "--mlir-timing", "--mlir-disable-threading",
+        "--verify-diagnostics",
     ]
     for flag in flags:
         assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", run.text), flag

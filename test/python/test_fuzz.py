@@ -253,7 +253,7 @@ def test_verify_says_not_verified_on_bytecode_that_crashes_mlirs_reader():
     assert len(lines) == len(UPSTREAM), run.stdout
     for line in lines:
         assert re.fullmatch(
-            r"not verified: <input>: invalid input: the MLIR reader crashed on it \((SIGSEGV|SIGABRT, LLVM ERROR: .+)\)",
+            r"cannot verify here: <input>: invalid input: the MLIR reader crashed on it \((SIGSEGV|SIGABRT, LLVM ERROR: .+)\)",
             line,
         ), line
 

@@ -47,6 +47,8 @@ def test_load_file_reads_what_load_reads_and_write_streams_what_dump_returns(tmp
     for fmt in bnio.Format:
         if fmt is bnio.Format.PORTABLE and what != "portable artifact":
             continue  # written for the current version: the same, but not what is compared here
+        if fmt is bnio.Format.EXPORTED:
+            continue  # only a module that came in an Exported is written as one
         streamed = io.BytesIO()
         assert bnio.write(from_file, streamed, fmt) is fmt
         dumped = bnio.dump(from_memory, fmt)

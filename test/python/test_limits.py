@@ -44,3 +44,20 @@ def test_a_candidate_nested_in_a_hundred_case_regions_folds():
     folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
     assert report.folded == 1
     assert count_batch_norms(folded) == 0
+
+
+def test_limits_script_leaves_the_modules_and_their_folded_copies_in_its_workdir(tmp_path):
+    # Its --help says it writes the modules there; it used to write them into a temporary
+    # folder inside it, removed at the end.
+    import pathlib
+    import subprocess
+    import sys
+
+    script = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "limits.py"
+    workdir = tmp_path / "modules"
+    run = subprocess.run(
+        [sys.executable, str(script), "--gigabytes", "0.001", "--formats", "bytecode", "--workdir", str(workdir)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert sorted(p.name for p in workdir.iterdir()) == ["folded.mlirbc", "model.mlirbc"]
