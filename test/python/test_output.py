@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 
 import pytest
 
@@ -39,7 +40,12 @@ def emit(file) -> None:
 def _in_child(body, *, user: int | None = None) -> int:
     """Run `body()` in a forked child, as `user` if given; its exit code: 0 when it
     returned, 13 when it raised PermissionError, 1 for anything else."""
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # JAX warns that a fork after its backends started may deadlock a child that uses
+        # JAX: this child makes system calls only and leaves through os._exit.
+        warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+: the same
+        pid = os.fork()
     if pid == 0:
         code = 1
         try:
@@ -205,10 +211,7 @@ def test_a_dangling_symbolic_link_creates_its_target(tmp_path):
 
 
 def test_a_device_node_given_as_output_stays_a_device(work):
-    try:  # a node of /dev/null's numbers, ours to lose: the real one is never at risk
-        os.mknod(work / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
-    except PermissionError:
-        pytest.skip("creating a device node needs CAP_MKNOD")
+    _device(work / "null", 1, 3)  # /dev/null's numbers, ours to lose
     run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "-o", "null")
     assert (run.returncode, run.stdout, run.stderr) == (0, b"", "")
     assert stat.S_ISCHR((work / "null").stat().st_mode)
@@ -230,13 +233,26 @@ def test_a_fifo_given_as_output_gets_the_output_and_stays_a_fifo(work, folded_ex
     assert sorted(os.listdir(work)) == ["fifo", "model.mlir"]
 
 
-def test_dev_stdout_is_the_standard_output_as_given_appended_to_not_replaced(work, folded_example):
+def test_dev_stdout_is_written_to_as_the_standard_output_never_opened_or_replaced(monkeypatch):
+    # In this process, so that a regression cannot replace the machine's /dev/stdout.
+    import io
+
+    stdout = io.TextIOWrapper(io.BytesIO())
+    monkeypatch.setattr(sys, "stdout", stdout)
+    write_output("/dev/stdout", emit)
+    assert stdout.buffer.getvalue() == FOLDED
+
+
+def test_the_standard_output_as_a_file_name_is_appended_to_not_replaced(work, folded_example):
+    # /dev/fd/1 is /dev/stdout's target: a file opened for appending (`>> log`) keeps its
+    # lines and its inode. (Not /dev/stdout itself: the code before this test renamed a
+    # regular file over the machine's /dev/stdout.)
     log = work / "log.txt"
     log.write_bytes(b"earlier lines\n")
     inode = log.stat().st_ino
     with open(log, "ab") as stdout:
         result = subprocess.run(
-            [sys.executable, "-m", "stablehlo_bnfold.cli", "model.mlir", "--stablehlo-fold-batch-norm", "-o", "/dev/stdout"],
+            [sys.executable, "-m", "stablehlo_bnfold.cli", "model.mlir", "--stablehlo-fold-batch-norm", "-o", "/dev/fd/1"],
             cwd=work,
             stdout=stdout,
             stderr=subprocess.PIPE,
@@ -247,10 +263,20 @@ def test_dev_stdout_is_the_standard_output_as_given_appended_to_not_replaced(wor
     assert log.stat().st_ino == inode
 
 
+def _device(path: pathlib.Path, major: int, minor: int) -> None:
+    """A character device node of ours: tests never name the machine's /dev nodes as
+    output, which the code before these tests replaced with regular files."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(major, minor))
+    except PermissionError:
+        pytest.skip("creating a device node needs CAP_MKNOD")
+
+
 @pytest.mark.parametrize("how", ["stdout", "-o"])
 def test_a_full_disk_gives_one_line_and_exit_1(work, how):
-    args = ["model.mlir", "--stablehlo-fold-batch-norm"] + (["-o", "/dev/full"] if how == "-o" else [])
-    with open("/dev/full", "wb") as full:
+    _device(work / "full", 1, 7)  # /dev/full's numbers: every write fails with ENOSPC
+    args = ["model.mlir", "--stablehlo-fold-batch-norm"] + (["-o", "full"] if how == "-o" else [])
+    with open(work / "full", "wb") as full:
         result = subprocess.run(
             [sys.executable, "-m", "stablehlo_bnfold.cli", *args],
             cwd=work,
@@ -261,8 +287,9 @@ def test_a_full_disk_gives_one_line_and_exit_1(work, how):
     stderr = result.stderr.decode()
     assert "Traceback" not in stderr and len(stderr.splitlines()) == 1, stderr
     assert result.returncode == 1
-    where = "<stdout>" if how == "stdout" else "/dev/full"
+    where = "<stdout>" if how == "stdout" else "full"
     assert stderr.strip() == f"{PROG}: error: {where}: cannot write: No space left on device"
+    assert stat.S_ISCHR((work / "full").stat().st_mode)
 
 
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "replaced"])

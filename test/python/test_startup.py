@@ -58,12 +58,16 @@ def test_importing_the_package_does_not_import_jax_until_its_api_is_used():
     assert result.stdout.strip() == "[] True", result.stderr
 
 
-def _command(**options) -> subprocess.Popen:
+def _command(*, ignoring_interrupts: bool = False, **options) -> subprocess.Popen:
     """The command folding a standard input that never ends, in a session of its own (so
     that a signal to its process group reaches parent and child, as a terminal's Ctrl-C
-    does)."""
+    does); started with SIGINT ignored if asked, as `sh` starts a background job (`trap ''
+    INT` is inherited through exec; a preexec_fn would fork this process, which runs JAX)."""
+    command = [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", "-o", "out.mlir"]
+    if ignoring_interrupts:
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
     return subprocess.Popen(
-        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", "-o", "out.mlir"],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -100,10 +104,7 @@ def test_an_interrupt_at_any_moment_of_start_up_exits_130_and_prints_nothing(tmp
 def test_an_interrupt_ignored_when_the_command_starts_stays_ignored(tmp_path):
     # A background job of a script (`cmd &` without job control) starts with SIGINT
     # ignored: Ctrl-C in the terminal is for the script, not for the job.
-    def ignore_interrupts() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    process = _command(cwd=tmp_path, preexec_fn=ignore_interrupts)
+    process = _command(cwd=tmp_path, ignoring_interrupts=True)
     data = EXAMPLE.read_bytes()
     process.stdin.write(data[:100])
     process.stdin.flush()
