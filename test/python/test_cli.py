@@ -330,7 +330,7 @@ FORTY_GB = 40 * 10**9
 
 
 @pytest.mark.parametrize(
-    ("name", "what", "factor"), [("big.mlirbc", "bytecode", 2.3), ("big.stablehlo", "portable artifact", 2.3), ("big.mlir", "text", 1.7)]
+    ("name", "what", "factor"), [("big.mlirbc", "bytecode", 3.3), ("big.stablehlo", "portable artifact", 3.3), ("big.mlir", "text", 3.3)]
 )
 def test_cli_stops_before_reading_an_input_too_large_to_fold_in_the_memory_left(
     work, name, what, factor
