@@ -72,6 +72,15 @@ def shared_dir():
     shutil.rmtree(path)
 
 
+def _old_file(path: pathlib.Path, *, owner: int | None = None, mode: int = 0o644) -> pathlib.Path:
+    """`path` holding b"old\\n", of `owner` (user and group) and `mode`."""
+    path.write_bytes(b"old\n")
+    if owner is not None:
+        os.chown(path, owner, owner)
+    path.chmod(mode)
+    return path
+
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
 
 
@@ -87,9 +96,7 @@ def test_a_new_file_is_created_with_the_mode_the_umask_allows_and_nothing_else(t
 
 
 def test_a_regular_file_is_replaced_whole_keeping_its_mode(tmp_path):
-    out = tmp_path / "out.mlir"
-    out.write_bytes(b"old\n")
-    out.chmod(0o604)
+    out = _old_file(tmp_path / "out.mlir", mode=0o604)
     inode = out.stat().st_ino
     write_output(str(out), emit)
     assert out.read_bytes() == FOLDED
@@ -100,10 +107,7 @@ def test_a_regular_file_is_replaced_whole_keeping_its_mode(tmp_path):
 
 @needs_root
 def test_a_file_of_another_user_keeps_its_owner_and_group(tmp_path):
-    out = tmp_path / "out.mlir"
-    out.write_bytes(b"old\n")
-    os.chown(out, NOBODY, NOBODY)
-    out.chmod(0o640)
+    out = _old_file(tmp_path / "out.mlir", owner=NOBODY, mode=0o640)
     write_output(str(out), emit)
     assert out.read_bytes() == FOLDED
     assert (out.stat().st_uid, out.stat().st_gid, stat.S_IMODE(out.stat().st_mode)) == (NOBODY, NOBODY, 0o640)
@@ -111,9 +115,7 @@ def test_a_file_of_another_user_keeps_its_owner_and_group(tmp_path):
 
 @needs_root
 def test_a_file_of_another_user_that_we_may_write_but_not_chown_is_rewritten_in_place(shared_dir):
-    out = shared_dir / "theirs.mlir"
-    out.write_bytes(b"old\n")
-    out.chmod(0o666)  # root's file, which anybody may write
+    out = _old_file(shared_dir / "theirs.mlir", mode=0o666)  # root's file, which anybody may write
     inode = out.stat().st_ino
     assert _in_child(lambda: write_output(str(out), emit), user=NOBODY) == 0
     assert out.read_bytes() == FOLDED
@@ -140,11 +142,7 @@ def _open_for_writing(path: pathlib.Path) -> None:
 def test_a_read_only_file_is_written_exactly_when_open_for_writing_would_be(shared_dir, user):
     if user is not None and os.geteuid() != 0:
         user = None  # already not root
-    out = shared_dir / "readonly.mlir"
-    out.write_bytes(b"old\n")
-    if user is not None:
-        os.chown(out, user, user)
-    out.chmod(0o444)
+    out = _old_file(shared_dir / "readonly.mlir", owner=user, mode=0o444)
     allowed = _in_child(lambda: _open_for_writing(shared_dir / "probe"), user=user) == 0  # the directory
     (shared_dir / "probe").unlink(missing_ok=True)
     expected = _in_child(lambda: os.close(os.open(out, os.O_WRONLY)), user=user)
@@ -158,10 +156,7 @@ def test_a_read_only_file_is_written_exactly_when_open_for_writing_would_be(shar
 
 @needs_root
 def test_the_command_says_permission_denied_in_one_line_for_a_file_it_may_not_write(shared_dir):
-    out = shared_dir / "readonly.mlir"
-    out.write_bytes(b"old\n")
-    os.chown(out, NOBODY, NOBODY)
-    out.chmod(0o444)
+    out = _old_file(shared_dir / "readonly.mlir", owner=NOBODY, mode=0o444)
     said, tell = os.pipe()
     cli._import_the_pass()  # as root: Python's own files may be in /root
 

@@ -76,6 +76,15 @@ def _command(*, ignoring_interrupts: bool = False, **options) -> subprocess.Pope
     )
 
 
+def _wait_until_reading(child: int) -> None:
+    """Until the command's `child` has imported jax and blocks reading its stdin."""
+    for _ in range(2400):
+        if _blocked_reading_a_pipe(child):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {child} never blocked reading its standard input")
+
+
 def _finish(process: subprocess.Popen, rest: bytes = b"") -> tuple[bytes, bytes]:
     """Write `rest` of the input, close it, and wait: stdout and stderr."""
     try:
@@ -110,12 +119,7 @@ def test_an_interrupt_ignored_when_the_command_starts_stays_ignored(tmp_path):
     process.stdin.flush()
     child = _child_of(process.pid)
     os.killpg(process.pid, signal.SIGINT)  # while the child imports jax
-    for _ in range(2400):
-        if _blocked_reading_a_pipe(child):
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError(f"process {child} never blocked reading its standard input")
+    _wait_until_reading(child)
     os.killpg(process.pid, signal.SIGINT)  # while it reads
     stdout, stderr = _finish(process, data[100:])
     assert (process.returncode, stdout, stderr.decode()) == (0, b"", "")
@@ -131,12 +135,7 @@ def test_the_parent_process_never_loads_jax_so_it_forks_without_threads(tmp_path
     process.stdin.write(EXAMPLE.read_bytes()[:100])
     process.stdin.flush()
     child = _child_of(process.pid)
-    for _ in range(2400):
-        if _blocked_reading_a_pipe(child):
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError(f"process {child} never blocked reading its standard input")
+    _wait_until_reading(child)
     with open(f"/proc/{process.pid}/maps") as handle:
         parent_maps = handle.read()
     with open(f"/proc/{child}/maps") as handle:
