@@ -15,9 +15,10 @@ Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify fou
 output that differs beyond tolerance (`verification FAILED`), or cannot verify the module
 here (`cannot verify here: ...`); no output is written then. Problems print one line
 to stderr (`file:line:col: error: ...` when located, else `stablehlo-bnfold-opt: error:
-...`), with a traceback only under --debug. Output files are written to a temporary file
-beside the target and renamed, so a failure leaves nothing half-written and an input given
-as its own output is replaced atomically.
+...`), with a traceback only under --debug. `-o` writes a regular file through a
+temporary file renamed over it, so a failure leaves nothing half-written and an input given
+as its own output is replaced atomically; devices, FIFOs and /dev/stdout are written
+straight, links are followed, and nothing that is not ours is replaced (`output`).
 
 The command (`console_main`) runs `main` in a forked child and waits for it: jaxlib's C++
 bytecode readers can crash on a corrupted file, and the kernel kills a process that runs
@@ -41,22 +42,25 @@ import signal
 import sys
 import tempfile
 import traceback
-import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO
-
-import jax
-from jaxlib.mlir.passmanager import PassManager
+from typing import TYPE_CHECKING, BinaryIO
 
 from . import __version__
-from . import io as bnio
-from .diagnostics import Diagnostic, check as check_diagnostics
-from .isolation import bounded_reading, death_message, read_seconds
-from .memory import check_fits
-from .passes import ARGUMENT
-from .report import FoldError, FoldReport, Recorder, one_line
-from .passes import build_pass_manager, run_pipeline
-from .verification import verify
+from .basics import ARGUMENT, one_line
+from .output import write_output
+
+if TYPE_CHECKING:  # imported by `_import_the_pass`, once the arguments are parsed
+    import jax
+
+    from jaxlib.mlir.passmanager import PassManager
+
+    from . import io as bnio
+    from .diagnostics import Diagnostic, check as check_diagnostics
+    from .isolation import bounded_reading, death_message, read_seconds
+    from .memory import check_fits
+    from .passes import build_pass_manager, run_pipeline
+    from .report import FoldError, FoldReport, Recorder
+    from .verification import verify
 
 __all__ = [
     "EXIT_INPUT_ERROR",
@@ -259,11 +263,32 @@ class _Failure(Exception):
     """A problem already worded for the user."""
 
 
+def _import_the_pass() -> None:
+    """Import jax, jaxlib's MLIR and the pass (about 2 s) into this module's namespace.
+    Done once the arguments are parsed, so that `--help`, `--version` and usage errors
+    answer at once, and, under `console_main`, in the child: the parent never has JAX's
+    threads when it forks, and an interrupt while they load is the child's (exit 130)."""
+    global jax, PassManager, bnio, Diagnostic, check_diagnostics, bounded_reading
+    global death_message, read_seconds, check_fits, build_pass_manager, run_pipeline
+    global FoldError, FoldReport, Recorder, verify
+    import jax
+    from jaxlib.mlir.passmanager import PassManager
+
+    from . import io as bnio
+    from .diagnostics import Diagnostic, check as check_diagnostics
+    from .isolation import bounded_reading, death_message, read_seconds
+    from .memory import check_fits
+    from .passes import build_pass_manager, run_pipeline
+    from .report import FoldError, FoldReport, Recorder
+    from .verification import verify
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; returns the exit code (the console script exits with it)."""
     parser = _parser()
     argv = list(argv if argv is not None else sys.argv[1:])
     args = parser.parse_args(_split_options(parser, argv))
+    _import_the_pass()
     if args.pass_pipeline is not None and args.passes:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
@@ -495,41 +520,18 @@ def _chunks(text: str) -> list[str]:
 
 
 def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
-    """Have `emit` write the output to `path` (- for stdout) through a temporary file
-    beside it, renamed when complete: a failure leaves no partial output."""
-    if path == "-":
-        _doing("writing", "<stdout>")
-        try:
-            emit(sys.stdout.buffer)
-        except FoldError as error:
-            raise _Failure(_say(str(error))) from None
-        sys.stdout.buffer.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
+    """Have `emit` write the output to `path` (- for stdout) without destroying what is
+    not ours (`output.write_output`): a failure leaves no partial output, and the parent
+    removes a temporary file the child named should the child die."""
+    _import_the_pass()  # FoldError, for the except clause below
+    where = "<stdout>" if path in ("-", "/dev/stdout") else path
+    _doing("writing", where)
     try:
-        fd, temporary = tempfile.mkstemp(prefix=".bnfold-", dir=directory)
-    except OSError as error:
-        raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
-    _doing("writing", path, temporary)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            emit(handle)
-        if os.path.exists(path):
-            mode = os.stat(path).st_mode & 0o7777
-        else:  # what open() would have created: 0666 less the umask
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as error:  # nothing half-written stays, whatever stopped it
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, FoldError):
-            raise _Failure(_say(str(error))) from None
-        if isinstance(error, OSError):
-            raise _Failure(f"{PROG}: error: {path}: cannot write: {error.strerror}") from None
-        raise
+        write_output(path, emit, lambda temporary: _doing("writing", where, temporary))
+    except FoldError as error:
+        raise _Failure(_say(str(error))) from None
+    except OSError as error:  # one line, whatever the system refused: ENOSPC, EACCES, EISDIR
+        raise _Failure(one_line(f"{PROG}: error: {where}: cannot write: {error.strerror or error}")) from None
 
 
 # --- the command: `main` in a child process --------------------------------------------------
@@ -589,19 +591,24 @@ def console_main() -> int:
     exit code its. A child killed by a signal other than an interrupt (a crash inside
     jaxlib's C++ code, a kill for lack of memory) ends with one line on stderr and exit 1;
     its temporary output file is removed. SIGINT, SIGTERM and SIGHUP sent to this process
-    are passed on to the child, which dies with this process. Without `os.fork`, `main`
-    runs in this process."""
+    are passed on to the child, which dies with this process; one of them ignored when the
+    command starts (a background job of a script) stays ignored in both. Without
+    `os.fork`, `main` runs in this process.
+
+    The parent imports neither jax nor jaxlib (`_import_the_pass` runs in the child), so
+    it forks with no other thread, and an interrupt at any moment after this function
+    starts ends the command with exit 130 and nothing printed: the handlers are set
+    first, and are left set until the process exits (with no child left, a signal is
+    dropped), so that no interrupt can land in Python's own handler on the way out."""
     if not hasattr(os, "fork"):
         return main()
     global _status, _capture
-    _status = mmap.mmap(-1, 3 * 4096 + 16)  # a phase and two paths
-    _capture = tempfile.TemporaryFile()
     parent, children, pending = os.getpid(), [], []
     handlers = {number: signal.getsignal(number) for number in _STOP_SIGNALS}
 
     def pass_on(number: int, frame: object) -> None:
-        if os.getpid() != parent:  # the child, before it has its own handlers: as they would
-            signal.signal(number, handlers[number])
+        if os.getpid() != parent:  # the child, before it has its own handlers: as they will
+            signal.signal(number, signal.SIG_DFL)
             signal.raise_signal(number)
         elif children:
             with contextlib.suppress(ProcessLookupError):
@@ -609,39 +616,38 @@ def console_main() -> int:
         else:  # before the fork, or after the child was reaped
             pending.append(number)
 
-    # Set before the fork, so that no signal to the parent can come before them.
-    for number in _STOP_SIGNALS:
-        signal.signal(number, pass_on)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns when a process with threads forks; the only other thread
-            # here is numpy's idle BLAS pool, which the child does not use (and which BLAS
-            # rebuilds after a fork).
-            warnings.simplefilter("ignore", DeprecationWarning)
-            child = os.fork()
-        if child == 0:
+    # Set before anything else, so that no signal to the parent can come before them.
+    for number, handler in handlers.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, pass_on)
+    _status = mmap.mmap(-1, 3 * 4096 + 16)  # a phase and two paths
+    _capture = tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = os.fork()
+    if child == 0:
+        code = EXIT_INPUT_ERROR  # should _become_child fail: `_child` handles the rest
+        try:
             _become_child(parent, handlers)
-            os._exit(_child())
-        children.append(child)
-        for number in pending:
-            os.kill(child, number)
-        _, wait_status = os.waitpid(child, 0)
-        children.clear()
-    finally:
-        for number, handler in handlers.items():
-            signal.signal(number, handler)
+            code = _child()
+        finally:
+            os._exit(code)
+    children.append(child)
+    for number in pending:
+        os.kill(child, number)
+    _, wait_status = os.waitpid(child, 0)
+    children.clear()
     return _ended(wait_status)
 
 
 def _become_child(parent: int, handlers: dict) -> None:
-    """The child's signals: the parent's handlers back, an interrupt raised once (the
-    terminal and the parent may both send it), killed when the parent dies (Linux)."""
+    """The child's signals: those ignored when the command started stay ignored; the
+    others end the child by their default action at once, whatever it is doing (an
+    interrupt raised as KeyboardInterrupt inside jax's import or MLIR's C++ code can crash
+    the process), and the parent, which removes a temporary file the child named, exits
+    128 + the signal's number without a word. Killed when the parent dies (Linux)."""
     for number, handler in handlers.items():
-        signal.signal(number, handler)
-    if hasattr(signal, "SIGINT"):
-        signal.signal(signal.SIGINT, _interrupt_once)
+        signal.signal(number, signal.SIG_IGN if handler is signal.SIG_IGN else signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -652,11 +658,6 @@ def _become_child(parent: int, handlers: dict) -> None:
 
 
 _PR_SET_PDEATHSIG = 1
-
-
-def _interrupt_once(number: int, frame: object) -> None:
-    signal.signal(number, signal.SIG_IGN)
-    raise KeyboardInterrupt
 
 
 def _ended(wait_status: int) -> int:
@@ -675,6 +676,7 @@ def _ended(wait_status: int) -> int:
         return 128 + number
     _capture.seek(0)
     printed = _capture.read().decode(errors="replace")
+    _import_the_pass()  # death_message
     print(_say(death_message(phase, file, number, printed, float(seconds or 0))), file=sys.stderr)
     return EXIT_INPUT_ERROR
 

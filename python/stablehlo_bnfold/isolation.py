@@ -1,9 +1,9 @@
-"""Reading untrusted bytecode where a crash cannot reach the caller: a forked child process.
+"""Reading untrusted input where a crash cannot reach the caller: a forked child process.
 
 jaxlib's C++ bytecode readers (MLIR's and VHLO's) crash on some corrupted inputs, with a
 SIGSEGV or an abort, before any Python code sees the module, and loop without end on a
 corrupted count (docs/reliability.md). Refusing such bytes beforehand would mean
-re-implementing those readers, so the API folds bytecode and portable artifacts in a
+re-implementing those readers, so the API folds text, bytecode and portable artifacts in a
 forked child (`run`), as the command does all its work in one (`cli.console_main`):
 
 - the child reads, folds and writes the result into an anonymous file the parent reads
@@ -17,8 +17,8 @@ forked child (`run`), as the command does all its work in one (`cli.console_main
   makes MLIR's reader loop without end (`test/fuzz/hangs/`).
 
 The cost is a fork and one copy of the output through the anonymous file (measured in
-docs/reliability.md). MLIR text is read in the caller's process: its parser is fuzzed in
-CI. Where `os.fork` is missing, `run` calls the work in the caller's process, unbounded.
+docs/reliability.md). MLIR text goes there too: its parser recurses once per nested
+region and overflows the stack on deep nesting. Where `os.fork` is missing, `run` calls the work in the caller's process, unbounded.
 """
 
 from __future__ import annotations

@@ -22,13 +22,11 @@ from dataclasses import dataclass, fields
 from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
+from .basics import ARGUMENT
 from .patterns import PATTERNS, build_pattern_set
 from .report import FoldError, Recorder, describe_location
 
 __all__ = ["ARGUMENT", "FoldBatchNormPass", "build_pass_manager", "documentation", "run_pipeline"]
-
-ARGUMENT = "stablehlo-fold-batch-norm"
-"""The pass's flag and pipeline name."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 
 from jaxlib.mlir import ir
 
+from .basics import one_line
+
 __all__ = ["Fold", "FoldError", "FoldReport", "Recorder", "Skip", "describe_location", "one_line"]
 
 
@@ -118,19 +120,6 @@ def describe_location(location: ir.Location, source: str | None = None) -> str:
     if match:
         return _unescape(match.group(1))
     return text
-
-
-def one_line(text: str) -> str:
-    """`text` with every character that is not printable (a newline, a carriage return, a
-    form feed, other control characters) written as its escape: messages quote the
-    input's names, and a message must stay one line.
-
-    >>> one_line("op 'a\\nb'")
-    "op 'a\\\\nb'"
-    """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
 
 
 _ESCAPE = re.compile(r"\\(\\|[0-9A-Fa-f]{2})")
