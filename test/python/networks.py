@@ -1,0 +1,319 @@
+"""Whole networks for test_networks.py, built and exported for real at test time by their own
+libraries, with seeded random weights and non-trivial statistics (no downloads).
+
+- Keras 3 applications on the JAX backend (`weights=None`): EfficientNetB0, MobileNetV2,
+  MobileNetV3Small, ResNet50, ResNet50V2, DenseNet121, InceptionV3, ConvNeXtTiny.
+- Flax linen: a small ResNet and a squeeze-excite network (EfficientNet's MBConv block) made
+  by `StemAndTwoBlocks`, a ViT
+  encoder layer with Flax's `MultiHeadDotProductAttention`, and the pre-norm transformer and
+  LLaMA blocks of flax_models.py.
+
+Each is exported with `jax.export` in a `Variant`: weights as constants (closed over) or as
+arguments (Keras: `model.stateless_call(trainable, non_trainable, x, training=False)`,
+Flax: `model.apply(variables, x)`), a static batch of 1 or a symbolic batch
+(`jax.export.symbolic_shape("b")`), and f32, mixed bf16 (bf16 compute, f32 weights and norm
+statistics: Keras's "mixed_bfloat16" policy, Flax's `dtype=bfloat16`) or pure bf16
+(weights and input in bf16). The data input is always the last argument of `@main`.
+
+Every weight is drawn from one seeded generator, in the order the library lists them:
+kernels normal with variance 1/fan_in, biases and shifts N(0, 0.2²), moving means
+N(0, 0.2²), moving variances U(0.5, 1.5), and batch-norm / layer-norm scales U(0.5, 1.5)
+with a random sign (some negative), so a fold that dropped or misplaced one would show.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+# Keras picks its backend once, at its first import; TensorFlow (its default) is not
+# installed. setdefault leaves a backend the caller chose alone.
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
+from dataclasses import dataclass  # noqa: E402
+from typing import Callable  # noqa: E402
+
+import flax.linen as nn  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import keras  # noqa: E402
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
+from flax_models import LlamaBlock, PreNormTransformerBlock  # noqa: E402
+from jax import export  # noqa: E402
+
+__all__ = ["FLAX", "KERAS", "Exported", "Variant", "export_network"]
+
+BATCH = 1
+"""The static batch. A symbolic batch is run with `RUN_BATCH`."""
+RUN_BATCH = 2
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a network is exported: `weights` "constants" or "arguments", `batch` "static" or
+    "symbolic", `dtype` "f32", "mixed_bf16" or "bf16"."""
+
+    weights: str = "constants"
+    batch: str = "static"
+    dtype: str = "f32"
+
+    def __str__(self) -> str:
+        return f"{self.weights}-{self.batch}-{self.dtype}"
+
+
+@dataclass(frozen=True)
+class Exported:
+    """An exported network and the arguments it is called with (weights, then a seeded
+    standard-normal input of batch `RUN_BATCH` for a symbolic batch, else `BATCH`)."""
+
+    exported: export.Exported
+    arguments: Callable[[int], tuple]
+
+
+# --- seeded parameters ------------------------------------------------------------------
+
+
+def _parameter(kind: str, shape: tuple[int, ...], fan_in: int, rng: np.random.Generator) -> np.ndarray:
+    """A seeded value for a parameter of `kind` (see the module docstring)."""
+    if kind in ("moving_variance", "variance", "var"):
+        return rng.uniform(0.5, 1.5, shape)
+    if kind in ("moving_mean", "mean"):
+        return rng.normal(0.0, 0.2, shape)
+    if kind in ("gamma", "scale"):
+        return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 1.5, shape)
+    if kind in ("beta", "bias"):
+        return rng.normal(0.0, 0.2, shape)
+    return rng.normal(0.0, 1.0 / np.sqrt(max(fan_in, 1)), shape)
+
+
+def _flax_variables(shapes, seed: int):
+    """Variables of the shapes and dtypes of `shapes` (as `jax.eval_shape(model.init, ...)`
+    gives), each a seeded value of its kind (its last path name); a kernel's fan-in is the
+    product of all but its last dimension (Flax's convolution kernels are HWIO, grouped
+    ones HW(I/g)O)."""
+    rng = np.random.default_rng(seed)
+
+    def draw(path, leaf):
+        kind = str(getattr(path[-1], "key", path[-1]))
+        value = _parameter(kind, leaf.shape, int(np.prod(leaf.shape[:-1])), rng)
+        return jnp.asarray(value, leaf.dtype)
+
+    return jax.tree_util.tree_map_with_path(draw, shapes)
+
+
+# --- Keras 3 applications ---------------------------------------------------------------
+
+KERAS = {
+    "keras_efficientnet_b0": ("EfficientNetB0", (64, 64, 3)),
+    "keras_mobilenet_v2": ("MobileNetV2", (64, 64, 3)),
+    "keras_mobilenet_v3_small": ("MobileNetV3Small", (64, 64, 3)),
+    "keras_resnet50": ("ResNet50", (64, 64, 3)),
+    "keras_resnet50_v2": ("ResNet50V2", (64, 64, 3)),
+    "keras_densenet121": ("DenseNet121", (64, 64, 3)),
+    "keras_inception_v3": ("InceptionV3", (139, 139, 3)),
+    "keras_convnext_tiny": ("ConvNeXtTiny", (64, 64, 3)),
+}
+"""Network name: (keras.applications constructor, input shape without the batch). Inputs
+are as small as the architecture allows while its smallest feature map stays at least
+2x2 (InceptionV3 at 139: 3x3), so every norm acts on a map of at least two dimensions
+larger than one besides the batch (see test_networks.activation_sized)."""
+
+_KERAS_POLICY = {"f32": "float32", "mixed_bf16": "mixed_bfloat16", "bf16": "bfloat16"}
+
+
+def _keras_model(name: str, dtype: str, seed: int = 0) -> keras.Model:
+    """keras.applications' `name` with 5 classes and no classifier activation (a softmax
+    would hide differences in saturated logits), its weights seeded.
+
+    The model is built in a `keras.StatelessScope`, where Keras records each variable's
+    initializer instead of running it; each is replaced by a seeded value before the
+    scope initializes them on exit. (Running Keras's random initializers on JAX compiles
+    one XLA program per weight shape: about a minute per network on 2 cores.)"""
+    constructor, shape = KERAS[name]
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(_KERAS_POLICY[dtype])
+    try:
+        with keras.StatelessScope():
+            model = getattr(keras.applications, constructor)(
+                weights=None, input_shape=shape, classes=5, classifier_activation=None
+            )
+            rng = np.random.default_rng(seed)
+            for layer in model.layers:
+                depthwise = isinstance(layer, keras.layers.DepthwiseConv2D)
+                for variable in layer.weights:
+                    shape_ = tuple(variable.shape)
+                    fan_in = int(np.prod(shape_[:2] if depthwise else shape_[:-1]))
+                    kind = variable.path.rsplit("/", 1)[-1]
+                    value = _parameter(kind, shape_, fan_in, rng)
+                    variable._initializer = lambda shape, dtype=None, value=value: np.asarray(value, dtype)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    return model
+
+
+def _export_keras(name: str, variant: Variant) -> Exported:
+    model = _keras_model(name, variant.dtype)
+    spec = _input_spec(KERAS[name][1], variant, np.float32)
+    if variant.weights == "constants":
+        exported = export.export(jax.jit(lambda x: model(x, training=False)))(spec)
+        weights: tuple = ()
+    else:
+        trainable = [v.value for v in model.trainable_variables]
+        non_trainable = [v.value for v in model.non_trainable_variables]
+
+        def call(trainable, non_trainable, x):
+            return model.stateless_call(trainable, non_trainable, x, training=False)[0]
+
+        exported = export.export(jax.jit(call))(trainable, non_trainable, spec)
+        weights = (trainable, non_trainable)
+    return Exported(exported, _arguments(weights, KERAS[name][1], variant, np.float32))
+
+
+# --- Flax -------------------------------------------------------------------------------
+
+
+class _BasicBlock(nn.Module):
+    """ResNet's basic block: conv-BN-relu-conv-BN plus the shortcut (a strided 1x1
+    convolution and BN when the shape changes), then relu."""
+
+    features: int
+    strides: int = 1
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        bn = lambda: nn.BatchNorm(use_running_average=True, dtype=self.dtype)  # noqa: E731
+        conv = lambda k, s=1: nn.Conv(self.features, (k, k), (s, s), use_bias=False, dtype=self.dtype)  # noqa: E731
+        y = nn.relu(bn()(conv(3, self.strides)(x)))
+        y = bn()(conv(3)(y))
+        if x.shape[-1] != self.features or self.strides != 1:
+            x = bn()(conv(1, self.strides)(x))
+        return nn.relu(x + y)
+
+
+class _MBConv(nn.Module):
+    """EfficientNet / MobileNetV3's inverted residual block with squeeze-excite: 1x1
+    expansion conv-BN-swish, depthwise 3x3 conv-BN-swish, the squeeze-excite gate (global
+    mean -> Dense -> swish -> Dense -> sigmoid, multiplied into the activation), then the
+    1x1 projection conv-BN, plus the input when the shapes agree."""
+
+    features: int
+    expand: int = 4
+    strides: int = 1
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        bn = lambda: nn.BatchNorm(use_running_average=True, dtype=self.dtype)  # noqa: E731
+        wide = x.shape[-1] * self.expand
+        h = nn.swish(bn()(nn.Conv(wide, (1, 1), use_bias=False, dtype=self.dtype)(x)))
+        h = nn.Conv(wide, (3, 3), (self.strides,) * 2, feature_group_count=wide, use_bias=False, dtype=self.dtype)(h)
+        h = nn.swish(bn()(h))
+        s = jnp.mean(h, axis=(1, 2), keepdims=True)
+        s = nn.swish(nn.Dense(max(wide // 4, 1), dtype=self.dtype)(s))
+        h = h * nn.sigmoid(nn.Dense(wide, dtype=self.dtype)(s))
+        h = bn()(nn.Conv(self.features, (1, 1), use_bias=False, dtype=self.dtype)(h))
+        return x + h if x.shape == h.shape else h
+
+
+class StemAndTwoBlocks(nn.Module):
+    """A small convolutional network: a 3x3 stem convolution with BN and `activation`, two
+    `block`s (8 features, then 16 strided by 2), global average pooling and a Dense
+    classifier. With `_BasicBlock` and relu a ResNet, with `_MBConv` and swish a
+    squeeze-excite network (EfficientNet / MobileNetV3 style)."""
+
+    block: type
+    activation: Callable
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Conv(8, (3, 3), use_bias=False, dtype=self.dtype)(x)
+        x = self.activation(nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x))
+        x = self.block(8, dtype=self.dtype)(x)
+        x = self.block(16, strides=2, dtype=self.dtype)(x)
+        return nn.Dense(5, dtype=self.dtype)(jnp.mean(x, axis=(1, 2)))
+
+
+class ViTLayer(nn.Module):
+    """A ViT encoder layer: x + MHA(LayerNorm(x)) with Flax's
+    `MultiHeadDotProductAttention` (q, k, v projections with [heads, head_dim] biases),
+    then x + MLP(LayerNorm(x)) with GELU."""
+
+    heads: int = 2
+    mlp_ratio: int = 4
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        d = x.shape[-1]
+        h = nn.LayerNorm(dtype=self.dtype)(x)
+        x = x + nn.MultiHeadDotProductAttention(num_heads=self.heads, dtype=self.dtype)(h, h)
+        h = nn.LayerNorm(dtype=self.dtype)(x)
+        h = nn.gelu(nn.Dense(self.mlp_ratio * d, dtype=self.dtype)(h))
+        return x + nn.Dense(d, dtype=self.dtype)(h)
+
+
+FLAX = {
+    "flax_resnet": (functools.partial(StemAndTwoBlocks, _BasicBlock, nn.relu), (16, 16, 3)),
+    "flax_se_net": (functools.partial(StemAndTwoBlocks, _MBConv, nn.swish), (16, 16, 3)),
+    "flax_vit_layer": (ViTLayer, (8, 16)),
+    "flax_prenorm_transformer": (PreNormTransformerBlock, (8, 16)),
+    "flax_llama": (LlamaBlock, (8, 16)),
+}
+"""Network name: (module constructor, input shape without the batch). The modules with a
+`dtype` field run mixed bf16 (`dtype=bfloat16`, f32 parameters); flax_models.py's blocks do
+not, and run f32 or pure bf16."""
+
+
+def _export_flax(name: str, variant: Variant) -> Exported:
+    cls, shape = FLAX[name]
+    if variant.dtype == "mixed_bf16":
+        model = cls(dtype=jnp.bfloat16)
+    else:
+        model = cls()
+    x_dtype = ml_dtypes.bfloat16 if variant.dtype == "bf16" else np.float32
+    # Only the shapes: every value is drawn by _flax_variables (running Flax's initializers
+    # op by op would compile one XLA program per shape).
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0), jax.ShapeDtypeStruct((BATCH, *shape), np.float32))
+    variables = _flax_variables(shapes, seed=0)
+    if variant.dtype == "bf16":
+        variables = jax.tree.map(lambda a: a.astype(jnp.bfloat16), variables)
+    spec = _input_spec(shape, variant, x_dtype)
+    if variant.weights == "constants":
+        exported = export.export(jax.jit(lambda x: model.apply(variables, x)))(spec)
+        weights: tuple = ()
+    else:
+        exported = export.export(jax.jit(model.apply))(variables, spec)
+        weights = (variables,)
+    return Exported(exported, _arguments(weights, shape, variant, x_dtype))
+
+
+# --- shared -----------------------------------------------------------------------------
+
+
+def _input_spec(shape: tuple[int, ...], variant: Variant, dtype) -> jax.ShapeDtypeStruct:
+    batch = export.symbolic_shape("b")[0] if variant.batch == "symbolic" else BATCH
+    return jax.ShapeDtypeStruct((batch, *shape), dtype)
+
+
+def _arguments(weights: tuple, shape: tuple[int, ...], variant: Variant, dtype) -> Callable[[int], tuple]:
+    batch = RUN_BATCH if variant.batch == "symbolic" else BATCH
+
+    def arguments(seed: int) -> tuple:
+        x = np.random.default_rng(seed).standard_normal((batch, *shape)).astype(dtype)
+        return (*weights, x)
+
+    return arguments
+
+
+def export_network(name: str, variant: Variant) -> Exported:
+    """The network `name` (a key of KERAS or FLAX) exported in `variant`.
+
+    >>> net = export_network("flax_resnet", Variant(weights="arguments"))   # doctest: +SKIP
+    >>> net.exported.call(*net.arguments(seed=0))                           # doctest: +SKIP
+    """
+    if name in KERAS:
+        return _export_keras(name, variant)
+    return _export_flax(name, variant)
