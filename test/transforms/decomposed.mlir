@@ -434,3 +434,61 @@ func.func @no_fold_divisor_into_activation_weights(%x: tensor<4x8xf32>, %wq: ten
   %y = stablehlo.divide %s, %c : tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// torch-mlir's addmm: alpha * (h @ W^T) with h computed by a dot_general. The scalar is
+// per-channel along both result dimensions; dimension 0 is h's: it goes onto W.
+// CHECK-LABEL: func.func @fold_scalar_after_dense_onto_constant_weights
+// CHECK:         %[[H:.+]] = stablehlo.dot_general %arg0
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00, -2.000000e+00], [3.000000e+00, 5.000000e-01]]> : tensor<2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %[[H]], %[[W]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_onto_constant_weights(%x: tensor<4x2xf32>, %w1: tensor<2x2xf32>) -> tensor<4x2xf32> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -1.0], [1.5, 0.25]]> : tensor<2x2xf32>
+  %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %y = stablehlo.multiply %d, %a : tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// The same with the dense layer reading the function's argument: the scalar goes into
+// the constant weights, not onto the argument (the 4x larger activation).
+// CHECK-LABEL: func.func @fold_scalar_after_dense_on_argument_onto_constant_weights
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00], [-2.000000e+00]]> : tensor<2x1xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_on_argument_onto_constant_weights(%x: tensor<2x2xf32>) -> tensor<2x1xf32> {
+  %w = stablehlo.constant dense<[[0.5], [-1.0]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<2x1xf32>
+  %y = stablehlo.multiply %d, %a : tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// A squeeze-excite gate after a convolution: sigmoid(dense(mean over H, W)), per channel
+// but computed from the image. Folded, it would make the kernel a run-time value.
+// CHECK-LABEL: func.func @no_fold_gate_computed_from_the_data
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_gate_computed_from_the_data(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %g = stablehlo.logistic %sum : tensor<1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
