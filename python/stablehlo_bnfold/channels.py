@@ -1,8 +1,9 @@
 """Per-channel analysis: where the feature dimension of a linear op lives, and which values
 vary only along it.
 
-A *linear op* is a `stablehlo.convolution` or a `stablehlo.dot_general`. Its feature
-dimension is read from its dimension numbers, never assumed:
+A *linear op* is a `stablehlo.convolution`, a `stablehlo.dot_general` or a `stablehlo.dot`
+(TensorFlow's Dense; a dot_general contracting lhs's last dimension with rhs's first).
+Its feature dimension is read from its dimension numbers, never assumed:
 
 - convolution: the result's `output_feature_dimension`, scaled in the kernel (operand 1)
   along `kernel_output_feature_dimension`. This holds for grouped, depthwise,
@@ -262,17 +263,28 @@ def linear_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
         if feature != dims.output_feature_dimension:
             return None
         return LinearLayout(feature, 1, dims.kernel_output_feature_dimension)
-    if isinstance(op, stablehlo.DotGeneralOp):
+    if isinstance(op, (stablehlo.DotGeneralOp, stablehlo.DotOp)):
         return _dot_general_layout(op, feature)
     return None
 
 
-def _dot_general_layout(op: stablehlo.DotGeneralOp, feature: int) -> LinearLayout | None:
+def _dot_dimensions(op: ir.OpView) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
+    """((lhs batch, rhs batch), (lhs contracting, rhs contracting)) of a dot_general, or of
+    a `stablehlo.dot` (TensorFlow's Dense): no batch, lhs's last dimension with rhs's
+    first."""
+    if isinstance(op, stablehlo.DotOp):
+        return ([], []), ([ir.ShapedType(op.lhs.type).rank - 1], [0])
     dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
-    lhs_batch = list(dims.lhs_batching_dimensions)
-    rhs_batch = list(dims.rhs_batching_dimensions)
-    lhs_free = _free_dims(op.lhs, lhs_batch, list(dims.lhs_contracting_dimensions))
-    rhs_free = _free_dims(op.rhs, rhs_batch, list(dims.rhs_contracting_dimensions))
+    return (
+        (list(dims.lhs_batching_dimensions), list(dims.rhs_batching_dimensions)),
+        (list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions)),
+    )
+
+
+def _dot_general_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
+    (lhs_batch, rhs_batch), (lhs_contracting, rhs_contracting) = _dot_dimensions(op)
+    lhs_free = _free_dims(op.lhs, lhs_batch, lhs_contracting)
+    rhs_free = _free_dims(op.rhs, rhs_batch, rhs_contracting)
     index = feature - len(lhs_batch)
     if 0 <= index < len(lhs_free):
         return LinearLayout(feature, 0, lhs_free[index])
@@ -524,11 +536,9 @@ def input_layouts(op: ir.OpView) -> tuple[InputLayout, ...]:
                 result_dims=(dims.output_feature_dimension,),
             ),
         )
-    if not isinstance(op, stablehlo.DotGeneralOp):
+    if not isinstance(op, (stablehlo.DotGeneralOp, stablehlo.DotOp)):
         return ()
-    dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
-    batch = (list(dims.lhs_batching_dimensions), list(dims.rhs_batching_dimensions))
-    contracting = (list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions))
+    batch, contracting = _dot_dimensions(op)
     free = [_free_dims(v, b, c) for v, b, c in zip(op.operands, batch, contracting)]
     layouts = []
     for activation, weights in ((0, 1), (1, 0)):

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import assert_close
+from helpers import assert_close, fold_and_compare
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
@@ -163,3 +163,27 @@ def test_scalar_after_a_dense_layer_on_the_argument_goes_into_its_constant_weigh
     assert "stablehlo.multiply" not in text
     x = np.random.default_rng(5).standard_normal((4, 32)).astype(np.float32)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+TF_DENSE = """
+func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w1 = stablehlo.constant dense<[[0.5, -1.0, 0.75], [2.0, 1.5, -0.5], [0.25, -0.75, 1.25]]> : tensor<3x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 1.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.5]> : tensor<3xf32>
+  %h = stablehlo.dot %x, %w1 : (tensor<4x3xf32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %n = "stablehlo.batch_norm_inference"(%h, %scale, %offset, %mean, %var) {epsilon = 1.0e-03 : f32, feature_index = 1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %r = stablehlo.tanh %n : tensor<4x3xf32>
+  %m = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-03 : f32, feature_index = 1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %w2 = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5], [0.25, -0.75]]> : tensor<3x2xf32>
+  %y = stablehlo.dot %m, %w2 : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+"""
+
+
+def test_batch_norms_after_and_before_a_tf_dense_dot_fold_and_compute_the_same():
+    # TensorFlow's Dense lowers to stablehlo.dot: one batch norm after it, one before.
+    compared = fold_and_compare(TF_DENSE, seed=6, batch_norms_left=0)
+    assert {f.producer for f in compared.report.folds} == {"stablehlo.dot"}

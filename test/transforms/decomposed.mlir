@@ -162,6 +162,27 @@ func.func @fold_dense_chain(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// TensorFlow's Dense lowers to stablehlo.dot, not dot_general: a linear op all the same.
+// CHECK-LABEL: func.func @fold_tf_dense_dot_chain
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00, -5.000000e-01, 8.000000e+00], [3.000000e+00, 1.250000e-01, -3.000000e+00]]> : tensor<2x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot %arg0, %[[W]]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_tf_dense_dot_chain(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]> : tensor<2x3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %shift = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %d = stablehlo.dot %arg0, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<4x3xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %y = stablehlo.add %n, %s : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // TensorFlow / Keras scale-shift form with parameters as function arguments:
 // y * inv + (beta - mean * inv). The kernel is scaled in the graph, on weight-sized values.
 // CHECK-LABEL: func.func @fold_tf_arguments

@@ -840,8 +840,31 @@ func.func @no_fold_squeeze_excite_gate_into_projection(%arg0: tensor<1x4x4x2xf32
 
 // -----
 
+// A batch norm before TensorFlow's Dense, a stablehlo.dot: W * s, and W . t as its bias.
+// CHECK-LABEL: func.func @fold_bn_into_tf_dense_dot(
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x2xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot %arg0, %[[W]]
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [1]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[BB]]
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bn_into_tf_dense_dot(%arg0: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5], [0.25, -0.75]]> : tensor<3x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 1.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.5]> : tensor<3xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot [fold_input_affine_into_dot]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %d = stablehlo.dot %y, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %d : tensor<4x2xf32>
+}
+
+// -----
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 16, skipped 32
+// REPORT: folded 17, skipped 32
 

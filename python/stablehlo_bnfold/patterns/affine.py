@@ -66,7 +66,7 @@ __all__ = [
     "weights_of",
 ]
 
-LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp)
+LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 
 NARROW_WEIGHTS = "weights are narrower than the computation: folding would round them again"
 """Why weights in a narrower type than the values they are multiplied with are not scaled."""

@@ -76,8 +76,10 @@ from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_INPUT_AFFINE_INTO_CONV",
+    "FOLD_INPUT_AFFINE_INTO_DOT",
     "FOLD_INPUT_AFFINE_INTO_DOT_GENERAL",
     "fold_input_affine_into_conv",
+    "fold_input_affine_into_dot",
     "fold_input_affine_into_dot_general",
 ]
 
@@ -121,6 +123,17 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     Holds when, in this order: the conditions of `fold_input_affine_into_conv`, with W
     the weights; the shift never needs to stay in front (every element is read), except
     where bias adds after the consumers would remove no op or sit on a larger result.
+    """
+    return _fold_input_affine(dot, rw)
+
+
+def fold_input_affine_into_dot(dot: stablehlo.DotOp, rw: FoldRewriter) -> Outcome:
+    """dot(x * s + t, W) = dot(x, W * s) + broadcast_in_dim(W . t)
+
+    `stablehlo.dot` (TensorFlow's Dense) is a dot_general contracting the lhs's last
+    dimension with the rhs's first.
+
+    Holds when, in this order: the conditions of `fold_input_affine_into_dot_general`.
     """
     return _fold_input_affine(dot, rw)
 
@@ -556,6 +569,9 @@ def _contract(kernel: np.ndarray, shift: np.ndarray, layout: InputLayout) -> np.
 
 FOLD_INPUT_AFFINE_INTO_CONV = Pattern(
     "fold_input_affine_into_conv", stablehlo.ConvolutionOp, fold_input_affine_into_conv
+)
+FOLD_INPUT_AFFINE_INTO_DOT = Pattern(
+    "fold_input_affine_into_dot", stablehlo.DotOp, fold_input_affine_into_dot
 )
 FOLD_INPUT_AFFINE_INTO_DOT_GENERAL = Pattern(
     "fold_input_affine_into_dot_general",
