@@ -863,8 +863,38 @@ func.func @fold_bn_into_tf_dense_dot(%arg0: tensor<4x3xf32>) -> tensor<4x2xf32> 
 
 // -----
 
+// Flax's batch norm with a NaN variance before a VALID convolution: the chain stops at
+// the multiply, and the bias add alone would not pay; the report says why the chain
+// stopped, not the cost.
+// CHECK-LABEL: func.func @no_fold_nan_variance_under_bias_add(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.convolution
+func.func @no_fold_nan_variance_under_bias_add(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3x3x3xf32> {
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[0x7FC00000, 4.0]> : tensor<2xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %ve = stablehlo.add %var, %eps : tensor<2xf32>
+  %r = stablehlo.rsqrt %ve : tensor<2xf32>
+  %rs = stablehlo.multiply %r, %scale : tensor<2xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %rb = stablehlo.broadcast_in_dim %rs, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %d = stablehlo.subtract %arg0, %mb : tensor<1x4x4x2xf32>
+  %n = stablehlo.multiply %d, %rb : tensor<1x4x4x2xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel factor is not finite [fold_input_affine_into_conv]
+  %y = stablehlo.add %n, %bb : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<0.5> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%y, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x3x3x3xf32>
+  return %c : tensor<1x3x3x3xf32>
+}
+
+// -----
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 17, skipped 32
+// REPORT: folded 17, skipped 33
 

@@ -107,7 +107,9 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     none is on a result larger than the input, else s is not all ones, has no zero and
     everything is a constant (the shift stays as x + t / s); the bias (or t / s) and
     K * s are finite in their element types; with x + t / s, rounding K * s, magnified by
-    t / s, errs by at most eps of sum |K * t| per output feature.
+    t / s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
+    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -281,7 +283,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     # bias adds would remove no op or sit on a result larger than the input.
     if removed < 1:
         # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
-        return rw.skip(top, COST_NOTHING_REMOVED)
+        return rw.skip(top, affine.stopped or COST_NOTHING_REMOVED)
     kept_reason = None
     if not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = _SHIFT_KEPT
@@ -293,8 +295,10 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
             if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
                 # No scale to fold, or x + t / s would remove nothing (one op for one),
                 # or could not be built (t / s with a zero s), or its weights could not
-                # be checked in the graph (see `_magnified`).
-                return rw.skip(top, kept_reason)
+                # be checked in the graph (see `_magnified`). When the chain stopped at
+                # a per-channel op it cannot fold (a NaN variance under the bias add),
+                # that op is why: folded whole, the chain would remove more.
+                return rw.skip(top, affine.stopped or kept_reason)
     move_shift = kept_reason is not None
     if move_shift:
         if unit_scale:
