@@ -435,16 +435,17 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
 
 def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from (reading it from the linear op would give that op a second user). A dynamic
-    broadcast whose shape is read from the chain (torch-mlir's symbolic batch) would keep
-    the replaced ops alive: then the shape is read from the new linear op."""
+    from; else the new linear op (a shape read only for the bias add's broadcast is no
+    second user, see `channels.single_user`). Reading it from the replaced chain (or
+    from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
+    batch) would keep the replaced linear op alive beside the new one."""
     chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
             if not _shape_read_from_chain(operand, chain):
                 return operand
             return linear_result
-    return chain_value
+    return linear_result
 
 
 def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:

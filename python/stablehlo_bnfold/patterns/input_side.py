@@ -230,9 +230,9 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
     activation_type = ir.RankedTensorType(activation.type)
-    if not (result_type.has_static_shape and activation_type.has_static_shape):
-        return "result shape is dynamic"
     weights = linear.operands[layout.weight_operand]
+    if not _dynamic_dims_pass_through(linear, layout):
+        return DYNAMIC_NOT_PASSED
     dtype = float_dtype(ir.RankedTensorType(weights.type).element_type)
     result_dtype = float_dtype(result_type.element_type)
     activation_dtype = float_dtype(activation_type.element_type)
@@ -255,6 +255,26 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     if stored is not None and not np.all(np.isfinite(stored)):
         return "weights are not finite"
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
+
+
+DYNAMIC_NOT_PASSED = "a dynamic dimension is contracted or windowed: only the batch may be dynamic"
+
+
+def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
+    """Whether every dynamic dimension of the activation reaches the result unchanged (a
+    symbolic batch): the weights' shape is static (so a dot_general's dynamic dimensions
+    are free ones), and a convolution's only dynamic input dimension is its batch. The
+    activation-sized ops the cost rule compares then share those dimensions, and their
+    static sizes compare as the whole would."""
+    if not ir.RankedTensorType(linear.operands[layout.weight_operand].type).has_static_shape:
+        return False
+    activation_type = ir.RankedTensorType(linear.operands[layout.activation].type)
+    if not isinstance(linear, stablehlo.ConvolutionOp):
+        return True
+    batch = stablehlo.ConvDimensionNumbers(linear.dimension_numbers).input_batch_dimension
+    return all(
+        not activation_type.is_dynamic_dim(d) for d in range(activation_type.rank) if d != batch
+    )
 
 
 COST_NOTHING_REMOVED = "folding would add as many activation-sized ops as it removes"
@@ -380,7 +400,9 @@ def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
 
 
 def _size(value: ir.Value) -> int:
-    return int(np.prod(ir.RankedTensorType(value.type).shape))
+    """The number of elements, dynamic dimensions left out (see `_dynamic_dims_pass_through`)."""
+    shaped = ir.RankedTensorType(value.type)
+    return int(np.prod([n for d, n in enumerate(shaped.shape) if not shaped.is_dynamic_dim(d)]))
 
 
 def _builder(
