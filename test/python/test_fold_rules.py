@@ -29,6 +29,7 @@ from jaxlib.mlir import ir
 
 import stablehlo_bnfold
 from stablehlo_bnfold.patterns.affine import DATA_DEPENDENT, WEIGHTS_ARE_ACTIVATIONS
+from stablehlo_bnfold.patterns.left import NO_LINEAR_OP
 
 
 def _activation_ops(text: str, name: str, at_least: int) -> int:
@@ -187,3 +188,31 @@ def test_batch_norms_after_and_before_a_tf_dense_dot_fold_and_compute_the_same()
     # TensorFlow's Dense lowers to stablehlo.dot: one batch norm after it, one before.
     compared = fold_and_compare(TF_DENSE, seed=6, batch_norms_left=0)
     assert {f.producer for f in compared.report.folds} == {"stablehlo.dot"}
+
+
+def test_every_pre_activation_batch_norm_left_has_a_report_line():
+    # ResNetV2 / DenseNet: BN -> relu -> conv, after a relu. No linear op is next to the
+    # batch norm, so it stays; the report must say so once per batch norm, not "skipped 0".
+    import keras
+    from keras import layers
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((8, 8, 4), batch_size=1)
+    x = x_in
+    for i in range(2):
+        y = layers.BatchNormalization(name=f"block{i}_preact_bn")(x)
+        y = layers.Activation("relu")(y)
+        x = layers.Conv2D(4, 3, padding="same", activation="relu", name=f"block{i}_conv")(y)
+    model = keras.Model(x_in, x)
+    rng = np.random.default_rng(7)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            layer.moving_variance.assign(rng.uniform(0.5, 1.5, 4).astype(np.float32))
+            layer.moving_mean.assign(rng.standard_normal(4).astype(np.float32))
+    spec = jax.ShapeDtypeStruct((1, 8, 8, 4), np.float32)
+    exported = export.export(jax.jit(lambda v: model(v, training=False)))(spec)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    lines = [s for s in report.skips if s.reason.startswith(NO_LINEAR_OP)]
+    assert sorted(s.location.split("/")[-2] for s in lines) == ["block0_preact_bn", "block1_preact_bn"]
+    assert len(report.skips) == 2

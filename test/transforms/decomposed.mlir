@@ -422,7 +422,8 @@ func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2x
 // -----
 
 // A residual add (h = L(x) + x, read again later) is no bias add: the subtract after it
-// is not a candidate, and the report has no line for it.
+// is no candidate of the bias patterns; the report names it as a chain left with no
+// linear op next to it.
 // CHECK-LABEL: func.func @not_a_candidate_after_residual_add
 // CHECK:         %[[H:.+]] = stablehlo.add
 // CHECK:         stablehlo.subtract %[[H]]
@@ -433,6 +434,7 @@ func.func @not_a_candidate_after_residual_add(%x: tensor<4x3xf32>) -> (tensor<4x
   %h = stablehlo.add %d, %x : tensor<4x3xf32>
   %c = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
   %c_b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.subtract: no convolution or dot_general next to the chain (reads stablehlo.add, read by func.return) [stablehlo-fold-batch-norm]
   %y = stablehlo.subtract %h, %c_b : tensor<4x3xf32>
   return %y, %h : tensor<4x3xf32>, tensor<4x3xf32>
 }

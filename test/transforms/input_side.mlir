@@ -596,15 +596,16 @@ func.func @no_fold_input_side_zero_divisor(%arg0: tensor<2x2xf32>) -> tensor<2x2
 
 // -----
 
-// A shift alone before a transposed (lhs-dilated) convolution is not a candidate: the
-// holes the dilation inserts are zeros, not t, and there is no scale to fold.
-// CHECK-LABEL: func.func @not_a_candidate_shift_alone_before_lhs_dilated_conv(
+// A shift alone before a transposed (lhs-dilated) convolution: the holes the dilation
+// inserts are zeros, not t, and there is no scale to fold.
+// CHECK-LABEL: func.func @no_fold_shift_alone_before_lhs_dilated_conv(
 // CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}}
 // CHECK:         stablehlo.convolution(%[[X]], %{{.+}})
-func.func @not_a_candidate_shift_alone_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
+func.func @no_fold_shift_alone_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
   %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
   %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
   %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: a shift alone cannot pass the zeros of padding or lhs dilation [fold_input_affine_into_conv]
   %x = stablehlo.add %arg0, %t_b : tensor<1x4x4x2xf32>
   %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
   return %c : tensor<1x6x6x3xf32>
@@ -945,5 +946,5 @@ func.func @no_fold_input_side_dynamic_spatial_dim(%arg0: tensor<1x?x4x2xf32>) ->
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 19, skipped 33
+// REPORT: folded 19, skipped 34
 

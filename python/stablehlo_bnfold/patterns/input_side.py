@@ -70,6 +70,7 @@ from .affine import (
     affine_chain,
     combine,
     computed_by_linear_op,
+    linear_chain,
     per_channel,
 )
 from .base import FoldRewriter, Outcome, Pattern
@@ -322,9 +323,10 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     move_shift = kept_reason is not None
     if move_shift:
         if unit_scale:
-            return rw.not_candidate(
-                top, "a shift alone cannot pass the zeros of padding or lhs dilation"
-            )
+            if linear_chain(top.result) is not None:
+                # L + b, a bias add after another linear op: the canonical form.
+                return rw.not_candidate(top, SHIFT_ALONE)
+            return rw.skip(top, SHIFT_ALONE)
         if not exact:
             return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
@@ -363,6 +365,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     return outcome
 
 
+SHIFT_ALONE = "a shift alone cannot pass the zeros of padding or lhs dilation"
 _SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
 _GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
 _NOT_CONSTANT = (
