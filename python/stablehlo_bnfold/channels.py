@@ -39,6 +39,7 @@ __all__ = [
     "per_channel_source",
     "linear_layout",
     "per_channel_f64",
+    "per_feature_block_f64",
     "producer",
     "single_user",
 ]
@@ -553,3 +554,55 @@ def input_layouts(op: ir.OpView) -> tuple[InputLayout, ...]:
                 InputLayout(activation, feature, weights, weight_axis, 1, None, kept, result_dims)
             )
     return tuple(layouts)
+
+
+def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray | None:
+    """The float64 values of `value` along its dimensions `dims`, in that order, when it is
+    a constant (seen through `broadcast_in_dim`, `reshape` and `convert`) that varies
+    along no other dimension; else None. A bias over several result dimensions: Flax's
+    DenseGeneral adds a [heads, head_dim] bias to each of attention's q, k, v.
+
+    >>> per_feature_block_f64(broadcast_in_dim(bias_hd, dims=[2, 3]), (2, 3))  # doctest: +SKIP
+    array([[...], [...]])   # [H, D]
+    """
+    array = _constant_array(value)
+    if array is None or array.ndim <= max(dims, default=-1):
+        return None
+    index = tuple(slice(None) if d in dims else slice(0, 1) for d in range(array.ndim))
+    line = array[index]
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):
+        return None
+    ascending = sorted(dims)
+    block = line.reshape([array.shape[d] for d in ascending])
+    return np.transpose(block, [ascending.index(d) for d in dims]).astype(np.float64)
+
+
+def _constant_array(value: ir.Value) -> np.ndarray | None:
+    """`value` as an array (broadcasts are views, not copies), when it is a float constant
+    seen through `broadcast_in_dim`, `reshape` and `convert` (rounded as the op rounds)."""
+    shaped = ir.ShapedType(value.type)
+    if not shaped.has_static_shape:
+        return None
+    owner = value.owner
+    if isinstance(owner, stablehlo.BroadcastInDimOp):
+        inner = _constant_array(owner.operand)
+        if inner is None:
+            return None
+        dims = list(owner.broadcast_dimensions)
+        order = sorted(range(len(dims)), key=lambda i: dims[i])
+        placed = [1] * shaped.rank
+        for i in order:
+            placed[dims[i]] = inner.shape[i]
+        return np.broadcast_to(np.transpose(inner, order).reshape(placed), shaped.shape)
+    if isinstance(owner, stablehlo.ReshapeOp):
+        inner = _constant_array(owner.operand)
+        return None if inner is None else np.reshape(inner, shaped.shape)
+    if isinstance(owner, stablehlo.ConvertOp):
+        inner = _constant_array(owner.operand)
+        dtype = float_dtype(shaped.element_type)
+        if inner is None or dtype is None:
+            return None
+        rounded = round_to(dtype, inner)
+        return None if rounded is None else rounded
+    attr = constant_attr(value)
+    return None if attr is None else read_dense(attr)

@@ -8,6 +8,7 @@ through JAX against the original.
 
 from __future__ import annotations
 
+import flax.linen as nn
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -51,4 +52,27 @@ def test_mixed_precision_with_a_symbolic_batch_keeps_each_convolution_once():
     before, after = exported.mlir_module(), folded.mlir_module()
     assert after.count("stablehlo.convolution") == before.count("stablehlo.convolution") == 2
     x = block.input(seed=4)
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+class _NormThenAttention(nn.Module):
+    """LayerNorm before Flax's attention: its q, k, v projections are DenseGeneral layers
+    with a [heads, head_dim] bias each."""
+
+    @nn.compact
+    def __call__(self, x):
+        h = nn.LayerNorm()(x)
+        return nn.MultiHeadDotProductAttention(num_heads=2)(h, h)
+
+
+def test_layer_norm_shift_merges_into_flax_attentions_head_biases():
+    block = Block("norm_attention", _NormThenAttention(), (2, 5, 8))
+    variables = block_variables(block)
+    exported = export_block(block, variables, weights_as_arguments=False)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+
+    # Scale and shift both fold: no x + t / s is left in front of q, k and v.
+    assert report.folded == 1
+    assert report.skips == ()
+    x = block.input(seed=5)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))

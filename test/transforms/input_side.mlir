@@ -943,8 +943,43 @@ func.func @no_fold_input_side_dynamic_spatial_dim(%arg0: tensor<1x?x4x2xf32>) ->
 
 // -----
 
+// Flax's attention projections (DenseGeneral): x[T, D] . W[D, H, Dh] + bias[H, Dh]. The
+// norm's shift merges into each projection's own [H, Dh] bias, so nothing stays in front.
+// CHECK-LABEL: func.func @fold_layer_norm_shift_into_head_biases(
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %arg0, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[BQ:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+// CHECK:         stablehlo.add %[[Q]], %[[BQ]]
+// CHECK:         %[[K:.+]] = stablehlo.dot_general %arg0, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[BK:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+// CHECK:         stablehlo.add %[[K]], %[[BK]]
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return
+func.func @fold_layer_norm_shift_into_head_biases(%arg0: tensor<3x4xf32>) -> (tensor<3x2x2xf32>, tensor<3x2x2xf32>) {
+  %g = stablehlo.constant dense<[1.5, 0.5, 1.0, 0.75]> : tensor<4xf32>
+  %b = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %g_b = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %b_b = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %s = stablehlo.multiply %arg0, %g_b : tensor<3x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %s, %b_b : tensor<3x4xf32>
+  %wq = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]], [[-0.5, 0.25], [0.75, -1.0]], [[1.25, 0.5], [-0.25, 0.125]]]> : tensor<4x2x2xf32>
+  %wk = stablehlo.constant dense<[[[1.0, 0.5], [-0.5, 0.25]], [[0.75, -1.0], [0.5, 1.5]], [[-0.25, 0.5], [1.0, -0.75]], [[0.5, 0.25], [0.125, -0.5]]]> : tensor<4x2x2xf32>
+  %bq = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %bk = stablehlo.constant dense<[[-0.1, 0.2], [-0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x2x2xf32>) -> tensor<3x2x2xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bq_b : tensor<3x2x2xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<3x4xf32>, tensor<4x2x2xf32>) -> tensor<3x2x2xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %kb = stablehlo.add %k, %bk_b : tensor<3x2x2xf32>
+  return %qb, %kb : tensor<3x2x2xf32>, tensor<3x2x2xf32>
+}
+
+// -----
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 19, skipped 34
+// REPORT: folded 20, skipped 34
 

@@ -59,7 +59,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, Narrow, input_layouts
+from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     CHAIN_OPS,
@@ -181,19 +181,26 @@ class _Consumer:
     def every_tap(self) -> bool:
         return _reads_every_tap(self.linear)
 
-    def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
-        """The add of the linear op's own per-feature bias, when it is the op's only user
-        and the folded bias has one dimension, and that bias (a finite constant or, with
-        `in_graph`, a narrow value not computed by a linear op): the folded bias merges
-        into it at no op's cost. At batch 1 another linear op's result ([1, N], as in
-        `x @ W1 + x @ W2`) is narrow too: it is an activation, not a bias."""
+    def own_bias(self, in_graph: bool, exact: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
+        """The add of the linear op's own per-feature bias, when it is the op's only user,
+        and that bias (a finite constant or, with `in_graph`, a narrow value not computed
+        by a linear op): the folded bias merges into it at no op's cost. A folded bias
+        over several dimensions (DenseGeneral's [heads, head_dim]) merges, on the `exact`
+        path, into a finite constant over the same dimensions. At batch 1 another linear
+        op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is an activation,
+        not a bias."""
         users = list(self.linear.result.uses)
-        if len(users) != 1 or len(self.layout.result_dims) != 1:
+        if len(users) != 1:
             return None
         add = users[0].owner
         if not isinstance(add, stablehlo.AddOp) or add.lhs == add.rhs:
             return None
         other = add.rhs if add.lhs == self.linear.result else add.lhs
+        if len(self.layout.result_dims) != 1:
+            block = per_feature_block_f64(other, self.layout.result_dims) if exact else None
+            if block is None or not np.all(np.isfinite(block)):
+                return None
+            return add, block
         dim = self.layout.result_dims[0]
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
         bias = per_channel(other, dim, size, in_graph)
@@ -309,7 +316,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     if not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = _SHIFT_KEPT
     elif not no_shift:
-        added = [c for c in consumers if c.own_bias(rw.in_graph) is None]
+        added = [c for c in consumers if c.own_bias(rw.in_graph, exact) is None]
         larger = any(_size(c.linear.result) > x_size for c in added)
         if len(added) >= removed or larger:
             kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
@@ -416,7 +423,7 @@ def _builder(
     `scale` plus, unless the shift is `moved` in front, its bias L(shift, K); or why not."""
     linear, layout, stored = consumer.linear, consumer.layout, consumer.stored
     weights_type = ir.RankedTensorType(consumer.weights.type)
-    own = None if moved else consumer.own_bias(rw.in_graph)
+    own = None if moved else consumer.own_bias(rw.in_graph, exact)
     bias = None  # float64 before rounding (exact path)
     if exact:
         if not moved and np.any(shift):
