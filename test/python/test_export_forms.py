@@ -65,14 +65,18 @@ class _NormThenAttention(nn.Module):
         return nn.MultiHeadDotProductAttention(num_heads=2)(h, h)
 
 
-def test_layer_norm_shift_merges_into_flax_attentions_head_biases():
+def test_layer_norm_shift_and_query_scaling_fold_into_flax_attentions_projections():
     block = Block("norm_attention", _NormThenAttention(), (2, 5, 8))
     variables = block_variables(block)
     exported = export_block(block, variables, weights_as_arguments=False)
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
 
-    # Scale and shift both fold: no x + t / s is left in front of q, k and v.
-    assert report.folded == 1
+    # Scale and shift both fold: no x + t / s is left in front of q, k and v; and the
+    # query scaling query / sqrt(head_dim) folds into the query projection.
+    assert report.folded == 2
     assert report.skips == ()
+    assert "stablehlo.divide" not in "\n".join(
+        line for line in folded.mlir_module().splitlines() if "x2x4xf32>" in line
+    )
     x = block.input(seed=5)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))

@@ -515,3 +515,26 @@ func.func @no_fold_gate_computed_from_the_data(%x: tensor<1x4x4x2xf32>) -> tenso
   %y = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
   return %y : tensor<1x4x4x2xf32>
 }
+
+// -----
+
+// Flax attention's query / sqrt(head_dim) after a DenseGeneral with a [heads, head_dim]
+// bias: the scalar goes into the weights and the bias block.
+// CHECK-LABEL: func.func @fold_query_scaling_over_head_bias
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[\[}}2.500000e-01, -5.000000e-01], [1.000000e+00, 7.500000e-01]], {{.+}}> : tensor<2x2x2xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<{{\[\[}}5.000000e-02, 1.000000e-01], [1.500000e-01, 2.000000e-01]]> : tensor<2x2xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [1, 2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[Q]], %[[BB]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK:         return %[[Y]]
+func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
