@@ -96,7 +96,10 @@ def _down(op: ir.OpView, in_graph: bool) -> ir.Value | None:
     if isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
         sides.append((op.rhs, op.lhs))
     for down, other in sides:
-        if _is_parameter(down):
+        # Per-channel values reach an activation through a broadcast (or are a constant
+        # of its shape); looking only there keeps the walk off residual adds, whose other
+        # operand is an activation computed far up the network.
+        if not isinstance(other.owner, _BROADCASTS) or _is_parameter(down):
             continue
         for feature, size in enumerate(shaped.shape):
             if size <= 1:
@@ -116,6 +119,9 @@ def _down(op: ir.OpView, in_graph: bool) -> ir.Value | None:
             ):
                 return down
     return None
+
+
+_BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ConstantOp)
 
 
 def _is_parameter(value: ir.Value) -> bool:
