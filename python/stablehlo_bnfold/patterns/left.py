@@ -11,7 +11,9 @@ A *per-channel chain* is a run of add, subtract, multiply and divide, each by a
 per-channel value (a constant, or with `fold-weight-arguments` a parameter broadcast from
 a narrow one; never a value computed from the data, and never a uniform scalar such as
 GELU's 0.5) along a dimension of size more than one, each op read only by the next. A
-bias add after a linear op (`L + b`) is the canonical form, not a chain left.
+bias add after a linear op (`L + b`) is the canonical form, not a chain left; a chain a
+linear op reads was the input side's to report (it leaves weights scaled in the graph,
+`W * s`, and attention's `q * scale` unreported).
 """
 
 from __future__ import annotations
@@ -56,7 +58,11 @@ def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: boo
             continue  # not the outermost op: the line goes on the top of the chain
         if len(users) == 1 and recorder.has_skip(_operation(users[0].owner)):
             continue  # a precision island's convert above it says why
+        if any(_operation(u.owner).name in _LINEAR for u in users):
+            continue  # the input side looked at it (weights scaled in the graph, ...)
         down, inner = _bottom(op, members, in_graph)
+        if isinstance(down.owner, AFFINE_OPS):
+            inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
             continue  # a pattern already said why this chain stays
         if isinstance(op, stablehlo.AddOp) and linear_chain(op.result) is not None:
@@ -64,6 +70,9 @@ def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: boo
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
         recorder.keep(op, REPORTER, f"{NO_LINEAR_OP} (reads {reads}, read by {read_by})")
+
+
+_LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
 
 
 def _operation(owner) -> ir.Operation:
