@@ -1,8 +1,9 @@
 """Per-channel analysis: where the feature dimension of a linear op lives, and which values
 vary only along it.
 
-A *linear op* is a `stablehlo.convolution` or a `stablehlo.dot_general`. Its feature
-dimension is read from its dimension numbers, never assumed:
+A *linear op* is a `stablehlo.convolution`, a `stablehlo.dot_general` or a `stablehlo.dot`
+(TensorFlow's Dense; a dot_general contracting lhs's last dimension with rhs's first).
+Its feature dimension is read from its dimension numbers, never assumed:
 
 - convolution: the result's `output_feature_dimension`, scaled in the kernel (operand 1)
   along `kernel_output_feature_dimension`. This holds for grouped, depthwise,
@@ -38,6 +39,7 @@ __all__ = [
     "per_channel_source",
     "linear_layout",
     "per_channel_f64",
+    "per_feature_block_f64",
     "producer",
     "single_user",
 ]
@@ -262,17 +264,28 @@ def linear_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
         if feature != dims.output_feature_dimension:
             return None
         return LinearLayout(feature, 1, dims.kernel_output_feature_dimension)
-    if isinstance(op, stablehlo.DotGeneralOp):
+    if isinstance(op, (stablehlo.DotGeneralOp, stablehlo.DotOp)):
         return _dot_general_layout(op, feature)
     return None
 
 
-def _dot_general_layout(op: stablehlo.DotGeneralOp, feature: int) -> LinearLayout | None:
+def _dot_dimensions(op: ir.OpView) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
+    """((lhs batch, rhs batch), (lhs contracting, rhs contracting)) of a dot_general, or of
+    a `stablehlo.dot` (TensorFlow's Dense): no batch, lhs's last dimension with rhs's
+    first."""
+    if isinstance(op, stablehlo.DotOp):
+        return ([], []), ([ir.ShapedType(op.lhs.type).rank - 1], [0])
     dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
-    lhs_batch = list(dims.lhs_batching_dimensions)
-    rhs_batch = list(dims.rhs_batching_dimensions)
-    lhs_free = _free_dims(op.lhs, lhs_batch, list(dims.lhs_contracting_dimensions))
-    rhs_free = _free_dims(op.rhs, rhs_batch, list(dims.rhs_contracting_dimensions))
+    return (
+        (list(dims.lhs_batching_dimensions), list(dims.rhs_batching_dimensions)),
+        (list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions)),
+    )
+
+
+def _dot_general_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
+    (lhs_batch, rhs_batch), (lhs_contracting, rhs_contracting) = _dot_dimensions(op)
+    lhs_free = _free_dims(op.lhs, lhs_batch, lhs_contracting)
+    rhs_free = _free_dims(op.rhs, rhs_batch, rhs_contracting)
     index = feature - len(lhs_batch)
     if 0 <= index < len(lhs_free):
         return LinearLayout(feature, 0, lhs_free[index])
@@ -528,11 +541,9 @@ def input_layouts(op: ir.OpView) -> tuple[InputLayout, ...]:
                 result_dims=(dims.output_feature_dimension,),
             ),
         )
-    if not isinstance(op, stablehlo.DotGeneralOp):
+    if not isinstance(op, (stablehlo.DotGeneralOp, stablehlo.DotOp)):
         return ()
-    dims = stablehlo.DotDimensionNumbers(op.dot_dimension_numbers)
-    batch = (list(dims.lhs_batching_dimensions), list(dims.rhs_batching_dimensions))
-    contracting = (list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions))
+    batch, contracting = _dot_dimensions(op)
     free = [_free_dims(v, b, c) for v, b, c in zip(op.operands, batch, contracting)]
     layouts = []
     for activation, weights in ((0, 1), (1, 0)):
@@ -547,3 +558,55 @@ def input_layouts(op: ir.OpView) -> tuple[InputLayout, ...]:
                 InputLayout(activation, feature, weights, weight_axis, 1, None, kept, result_dims)
             )
     return tuple(layouts)
+
+
+def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray | None:
+    """The float64 values of `value` along its dimensions `dims`, in that order, when it is
+    a constant (seen through `broadcast_in_dim`, `reshape` and `convert`) that varies
+    along no other dimension; else None. A bias over several result dimensions: Flax's
+    DenseGeneral adds a [heads, head_dim] bias to each of attention's q, k, v.
+
+    >>> per_feature_block_f64(broadcast_in_dim(bias_hd, dims=[2, 3]), (2, 3))  # doctest: +SKIP
+    array([[...], [...]])   # [H, D]
+    """
+    array = _constant_array(value)
+    if array is None or array.ndim <= max(dims, default=-1):
+        return None
+    index = tuple(slice(None) if d in dims else slice(0, 1) for d in range(array.ndim))
+    line = array[index]
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):
+        return None
+    ascending = sorted(dims)
+    block = line.reshape([array.shape[d] for d in ascending])
+    return np.transpose(block, [ascending.index(d) for d in dims]).astype(np.float64)
+
+
+def _constant_array(value: ir.Value) -> np.ndarray | None:
+    """`value` as an array (broadcasts are views, not copies), when it is a float constant
+    seen through `broadcast_in_dim`, `reshape` and `convert` (rounded as the op rounds)."""
+    shaped = ir.ShapedType(value.type)
+    if not shaped.has_static_shape:
+        return None
+    owner = value.owner
+    if isinstance(owner, stablehlo.BroadcastInDimOp):
+        inner = _constant_array(owner.operand)
+        if inner is None:
+            return None
+        dims = list(owner.broadcast_dimensions)
+        order = sorted(range(len(dims)), key=lambda i: dims[i])
+        placed = [1] * shaped.rank
+        for i in order:
+            placed[dims[i]] = inner.shape[i]
+        return np.broadcast_to(np.transpose(inner, order).reshape(placed), shaped.shape)
+    if isinstance(owner, stablehlo.ReshapeOp):
+        inner = _constant_array(owner.operand)
+        return None if inner is None else np.reshape(inner, shaped.shape)
+    if isinstance(owner, stablehlo.ConvertOp):
+        inner = _constant_array(owner.operand)
+        dtype = float_dtype(shaped.element_type)
+        if inner is None or dtype is None:
+            return None
+        rounded = round_to(dtype, inner)
+        return None if rounded is None else rounded
+    attr = constant_attr(value)
+    return None if attr is None else read_dense(attr)

@@ -24,6 +24,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 from .basics import ARGUMENT
 from .patterns import PATTERNS, build_pattern_set
+from .patterns.left import report_chains_left
 from .report import FoldError, Recorder, describe_location
 
 __all__ = ["ARGUMENT", "FoldBatchNormPass", "build_pass_manager", "documentation", "run_pipeline"]
@@ -75,6 +76,7 @@ class FoldBatchNormPass:
                 op.context, recorder, PATTERNS, in_graph=self.fold_weight_arguments
             )
             rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+            report_chains_left(op, recorder, self.fold_weight_arguments)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
 

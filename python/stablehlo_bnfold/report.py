@@ -187,6 +187,11 @@ class Recorder:
         """Whether a pattern built `op`."""
         return op_key(op.operation) in self.built
 
+    def has_skip(self, op: ir.OpView | ir.Operation) -> bool:
+        """Whether some pattern recorded why `op` stays."""
+        operation = op.operation if isinstance(op, ir.OpView) else op
+        return op_key(operation) in self._skipped
+
     def skip(self, op: ir.OpView, pattern: str, reason: str) -> None:
         if op_key(op.operation) not in self.built:
             self.keep(op, pattern, reason)

@@ -1171,13 +1171,20 @@ func.func @no_fold_dynamic_feature_dim(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4
 
 // -----
 
-// result shape is dynamic: the batch dimension is ?, the feature dimension is static.
-// CHECK-LABEL: func.func @no_fold_dynamic_batch_dim(
-// CHECK:         %[[K:.+]] = stablehlo.constant dense<1.000000e+00> : tensor<2x2x2x3xf32>
+// A dynamic batch (torch-mlir's batch_norm_inference on tensor<?x...>), the feature
+// dimension static: folded, the bias broadcast reading its shape from the new
+// convolution, never from the old one (which would stay alive beside it).
+// CHECK-LABEL: func.func @fold_dynamic_batch_dim(
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x2x2x3xf32>
 // CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
-// CHECK:         %[[BN:.+]] = "stablehlo.batch_norm_inference"(%[[C]],
-// CHECK:         return %[[BN]] : tensor<?x4x4x3xf32>
-func.func @no_fold_dynamic_batch_dim(%arg0: tensor<?x4x4x2xf32>) -> tensor<?x4x4x3xf32> {
+// CHECK-NOT:     stablehlo.convolution
+// CHECK:         stablehlo.get_dimension_size %[[C]], dim = 0
+// CHECK:         %[[B:.+]] = stablehlo.dynamic_broadcast_in_dim
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<?x4x4x3xf32>
+// CHECK-NOT:     stablehlo.convolution
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<?x4x4x3xf32>
+func.func @fold_dynamic_batch_dim(%arg0: tensor<?x4x4x2xf32>) -> tensor<?x4x4x3xf32> {
   %k = stablehlo.constant dense<1.0> : tensor<2x2x2x3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<?x4x4x3xf32>
   %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>

@@ -162,6 +162,27 @@ func.func @fold_dense_chain(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
 
 // -----
 
+// TensorFlow's Dense lowers to stablehlo.dot, not dot_general: a linear op all the same.
+// CHECK-LABEL: func.func @fold_tf_dense_dot_chain
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00, -5.000000e-01, 8.000000e+00], [3.000000e+00, 1.250000e-01, -3.000000e+00]]> : tensor<2x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot %arg0, %[[W]]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}}
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_tf_dense_dot_chain(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]> : tensor<2x3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %shift = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %d = stablehlo.dot %arg0, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<4x3xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %y = stablehlo.add %n, %s : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // TensorFlow / Keras scale-shift form with parameters as function arguments:
 // y * inv + (beta - mean * inv). The kernel is scaled in the graph, on weight-sized values.
 // CHECK-LABEL: func.func @fold_tf_arguments
@@ -401,7 +422,8 @@ func.func @no_fold_scale_into_narrow_weights(%x: tensor<4x3xf32>) -> tensor<4x2x
 // -----
 
 // A residual add (h = L(x) + x, read again later) is no bias add: the subtract after it
-// is not a candidate, and the report has no line for it.
+// is no candidate of the bias patterns; the report names it as a chain left with no
+// linear op next to it.
 // CHECK-LABEL: func.func @not_a_candidate_after_residual_add
 // CHECK:         %[[H:.+]] = stablehlo.add
 // CHECK:         stablehlo.subtract %[[H]]
@@ -412,6 +434,7 @@ func.func @not_a_candidate_after_residual_add(%x: tensor<4x3xf32>) -> (tensor<4x
   %h = stablehlo.add %d, %x : tensor<4x3xf32>
   %c = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
   %c_b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.subtract: no convolution or dot_general next to the chain (reads stablehlo.add, read by func.return) [stablehlo-fold-batch-norm]
   %y = stablehlo.subtract %h, %c_b : tensor<4x3xf32>
   return %y, %h : tensor<4x3xf32>, tensor<4x3xf32>
 }
@@ -433,4 +456,104 @@ func.func @no_fold_divisor_into_activation_weights(%x: tensor<4x8xf32>, %wq: ten
   // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: weights are computed by a linear op: the op would only move onto them [fold_divisor_into_linear]
   %y = stablehlo.divide %s, %c : tensor<4x4xf32>
   return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// torch-mlir's addmm: alpha * (h @ W^T) with h computed by a dot_general. The scalar is
+// per-channel along both result dimensions; dimension 0 is h's: it goes onto W.
+// CHECK-LABEL: func.func @fold_scalar_after_dense_onto_constant_weights
+// CHECK:         %[[H:.+]] = stablehlo.dot_general %arg0
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00, -2.000000e+00], [3.000000e+00, 5.000000e-01]]> : tensor<2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %[[H]], %[[W]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_onto_constant_weights(%x: tensor<4x2xf32>, %w1: tensor<2x2xf32>) -> tensor<4x2xf32> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -1.0], [1.5, 0.25]]> : tensor<2x2xf32>
+  %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %y = stablehlo.multiply %d, %a : tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// The same with the dense layer reading the function's argument: the scalar goes into
+// the constant weights, not onto the argument (the 4x larger activation).
+// CHECK-LABEL: func.func @fold_scalar_after_dense_on_argument_onto_constant_weights
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}1.000000e+00], [-2.000000e+00]]> : tensor<2x1xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_on_argument_onto_constant_weights(%x: tensor<2x2xf32>) -> tensor<2x1xf32> {
+  %w = stablehlo.constant dense<[[0.5], [-1.0]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<2x1xf32>
+  %y = stablehlo.multiply %d, %a : tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// A squeeze-excite gate after a convolution: sigmoid(dense(mean over H, W)), per channel
+// but computed from the image. Folded, it would make the kernel a run-time value.
+// CHECK-LABEL: func.func @no_fold_gate_computed_from_the_data
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_gate_computed_from_the_data(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %g = stablehlo.logistic %sum : tensor<1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Flax attention's query / sqrt(head_dim) after a DenseGeneral with a [heads, head_dim]
+// bias: the scalar goes into the weights and the bias block.
+// CHECK-LABEL: func.func @fold_query_scaling_over_head_bias
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[\[}}2.500000e-01, -5.000000e-01], [1.000000e+00, 7.500000e-01]], {{.+}}> : tensor<2x2x2xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<{{\[\[}}5.000000e-02, 1.000000e-01], [1.500000e-01, 2.000000e-01]]> : tensor<2x2xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [1, 2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[Q]], %[[BB]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK:         return %[[Y]]
+func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// Mixed precision with weights as arguments: the batch norm's values are arguments too.
+// CHECK-LABEL: func.func @no_fold_precision_island_with_argument_values
+// CHECK:         stablehlo.subtract
+// CHECK:         stablehlo.multiply
+func.func @no_fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel values of a mixed-precision chain are not constants [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
 }

@@ -27,7 +27,11 @@ from .bias import (
     REMOVE_IDENTITY_RESHAPE,
 )
 from .decomposed import FOLD_DIVISOR_INTO_LINEAR, FOLD_SCALE_INTO_LINEAR
-from .input_side import FOLD_INPUT_AFFINE_INTO_CONV, FOLD_INPUT_AFFINE_INTO_DOT_GENERAL
+from .input_side import (
+    FOLD_INPUT_AFFINE_INTO_CONV,
+    FOLD_INPUT_AFFINE_INTO_DOT,
+    FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
+)
 from .precision import FOLD_PRECISION_ISLAND
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
@@ -45,6 +49,7 @@ PATTERNS: tuple[Pattern, ...] = (
     FOLD_PRECISION_ISLAND,
     FOLD_INPUT_AFFINE_INTO_CONV,
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
+    FOLD_INPUT_AFFINE_INTO_DOT,
 )
 """Every pattern, in the order the driver tries them on an op."""
 

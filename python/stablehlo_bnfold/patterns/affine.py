@@ -46,6 +46,7 @@ from .base import FoldRewriter, Outcome
 __all__ = [
     "AFFINE_OPS",
     "CHAIN_OPS",
+    "DATA_DEPENDENT",
     "NARROW_WEIGHTS",
     "WEIGHTS_ARE_ACTIVATIONS",
     "AffineChain",
@@ -55,6 +56,7 @@ __all__ = [
     "affine_chain",
     "affine_step",
     "computed_by_linear_op",
+    "computed_from_data",
     "chain_bias",
     "combine",
     "fold_affine",
@@ -64,7 +66,7 @@ __all__ = [
     "weights_of",
 ]
 
-LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp)
+LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 
 NARROW_WEIGHTS = "weights are narrower than the computation: folding would round them again"
 """Why weights in a narrower type than the values they are multiplied with are not scaled."""
@@ -238,6 +240,61 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
     return False
 
 
+DATA_DEPENDENT = "per-channel value is computed from the data: folding would make the weights depend on it"
+"""Why a per-channel value that is not a parameter (a squeeze-excite gate, attention
+weights, a per-token statistic) is not folded into weights."""
+
+_PARAMETER_OPS = frozenset({
+    "stablehlo.constant", "arith.constant", "stablehlo.iota",
+    "stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert",
+    "stablehlo.transpose", "stablehlo.slice",
+    "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
+    "stablehlo.power", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.negate",
+    "stablehlo.abs", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.exponential",
+    "stablehlo.log", "stablehlo.logistic", "stablehlo.tanh", "stablehlo.clamp",
+    "stablehlo.select", "stablehlo.compare",
+})
+"""Ops that compute each element of their result from the elements at the same index
+of their operands (or only move elements, or make constants): a value computed through
+them from parameters is a parameter."""
+
+
+def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
+    """Whether the per-channel `value` is data rather than a parameter.
+
+    A *parameter* is a constant, or a function argument (weights passed as arguments,
+    with `fold-weight-arguments`), or a value computed from parameters by ops in
+    `_PARAMETER_OPS` only: elementwise arithmetic, broadcasts, reshapes, converts,
+    transposes and slices (Flax's `reshape(convert(%scale))`, torch-mlir's
+    `rsqrt(var + eps) * gamma`). Any other op on the way combines many elements of a
+    tensor: a reduction (a squeeze-excite gate's global mean, a per-token statistic), a
+    convolution or dot_general (the gate's dense layers, attention weights), a gather,
+    a custom call. Such a value depends on the data: folded into weights, it would make
+    them a run-time value, and every fold after it would see weights computed by a
+    linear op. The shape operand of a dynamic broadcast is not read (only sizes).
+
+    A function argument that is itself used as a per-channel factor (a FiLM scale passed
+    in) cannot be told from a weight argument; `fold-weight-arguments=false` keeps every
+    argument out. True also when `budget` ops are visited (the answer that never makes
+    weights depend on the data)."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView) or hash(owner.operation) in seen:
+            continue  # a function argument, or visited
+        if len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        name = owner.operation.name
+        if name == "stablehlo.dynamic_broadcast_in_dim":
+            pending.append(owner.operands[0])
+        elif name in _PARAMETER_OPS:
+            pending.extend(owner.operands)
+        else:
+            return True
+    return False
+
+
 _OPS = {
     np.add: stablehlo.AddOp,
     np.subtract: stablehlo.SubtractOp,
@@ -378,16 +435,17 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
 
 def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from (reading it from the linear op would give that op a second user). A dynamic
-    broadcast whose shape is read from the chain (torch-mlir's symbolic batch) would keep
-    the replaced ops alive: then the shape is read from the new linear op."""
+    from; else the new linear op (a shape read only for the bias add's broadcast is no
+    second user, see `channels.single_user`). Reading it from the replaced chain (or
+    from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
+    batch) would keep the replaced linear op alive beside the new one."""
     chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
             if not _shape_read_from_chain(operand, chain):
                 return operand
             return linear_result
-    return chain_value
+    return linear_result
 
 
 def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:
@@ -577,6 +635,8 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
         # narrow itself, and is the side the chain continues through.
         narrow = per_channel_source(other, feature, channels)
         if narrow is not None and narrow.value != other:
+            if computed_from_data(narrow.value):
+                return DATA_DEPENDENT
             return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
     return None
 
@@ -597,6 +657,10 @@ def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineSte
             if c is not None and np.all(np.isfinite(c)):
                 return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
             narrow = per_channel_source(factor, feature, channels) if c is None and in_graph else None
-            if narrow is not None and narrow.value != factor and per_channel_source(split, feature, channels) is None:
+            if (
+                narrow is not None and narrow.value != factor
+                and per_channel_source(split, feature, channels) is None
+                and not computed_from_data(narrow.value)
+            ):
                 return AffineStep(op, down, None, None, np.multiply, narrow, split=split, product=inner)
     return None

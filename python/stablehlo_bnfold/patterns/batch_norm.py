@@ -40,12 +40,14 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     dimension that produces `feature_index`.
 
     Holds when, in this order: the element type is f16, bf16, f32 or f64; the feature
-    dimension, then the whole result shape, is static; the operand is L or L + bias; the
+    dimension is static; the operand is L or L + bias; the
     bias add's only user is the batch norm and L's only user is the bias add or the batch
     norm; the bias is a finite per-channel constant; `feature_index` is a dimension the
     weights produce (a convolution's output-feature dimension); the weights are a constant
     of a supported float type; the four batch-norm operands are constants; they are
-    finite; variance + epsilon > 0; K * s and t are finite in their element types.
+    finite; variance + epsilon > 0; K * s and t are finite in their element types. Other
+    dimensions may be dynamic (a symbolic batch): the bias broadcast reads the shape of
+    the new linear op.
     """
     result_type = ir.RankedTensorType(bn.result.type)
     if float_dtype(result_type.element_type) is None:
@@ -53,8 +55,6 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     feature = bn.feature_index.value
     if result_type.is_dynamic_dim(feature):
         return rw.skip(bn, "feature dimension is dynamic")
-    if not result_type.has_static_shape:
-        return rw.skip(bn, "result shape is dynamic")
     channels = result_type.shape[feature]
     chain = linear_chain(bn.operand)
     if chain is None:

@@ -13,13 +13,17 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import linear_layout
-from ..constants import float_dtype
+from ..channels import Narrow, linear_layout, per_channel_f64, per_feature_block_f64, single_user
+from ..constants import constant_attr, float_dtype, read_dense, round_to
 from .affine import (
+    DATA_DEPENDENT,
+    NARROW_WEIGHTS,
     LinearChain,
     PerChannel,
+    Weights,
     chain_bias,
     combine,
+    computed_from_data,
     fold_affine,
     linear_chain,
     per_channel,
@@ -27,17 +31,24 @@ from .affine import (
 )
 from .base import FoldRewriter, Outcome, Pattern
 
-__all__ = ["FOLD_DIVISOR_INTO_LINEAR", "FOLD_SCALE_INTO_LINEAR", "match_per_channel"]
+__all__ = [
+    "FOLD_DIVISOR_INTO_LINEAR",
+    "FOLD_SCALE_INTO_LINEAR",
+    "match_per_channel",
+    "per_channel_matches",
+]
 
 
-def match_per_channel(
+def per_channel_matches(
     op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
-) -> tuple[LinearChain, int, PerChannel] | None:
-    """(chain, feature, c) when, for one (chain operand, other operand) order, one operand
-    of `op` is a linear chain (L, or L + b with b narrow along the feature: a residual
-    add is none) and the other is per-channel along a dimension the chain's linear op
-    produces from its weights; else None (not a candidate)."""
+) -> list[tuple[LinearChain, int, PerChannel]]:
+    """Every (chain, feature, c) where, for one (chain operand, other operand) order, one
+    operand of `op` is a linear chain (L, or L + b with b narrow along the feature: a
+    residual add is none) and the other is per-channel along a dimension the chain's
+    linear op produces from its weights; in operand-order, then dimension order. A scalar
+    c is per-channel along every dimension: each is a match."""
     shape = ir.RankedTensorType(op.result.type).shape
+    found = []
     for chain_index, other_index in orders:
         chain = linear_chain(op.operands[chain_index])
         if chain is None:
@@ -53,8 +64,38 @@ def match_per_channel(
                 continue
             factor = per_channel(op.operands[other_index], feature, shape[feature], in_graph)
             if factor is not None:
-                return chain, feature, factor
-    return None
+                found.append((chain, feature, factor))
+    return found
+
+
+def match_per_channel(
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
+) -> tuple[LinearChain, int, PerChannel] | None:
+    """The first of `per_channel_matches`, else None (not a candidate)."""
+    matches = per_channel_matches(op, orders, in_graph)
+    return matches[0] if matches else None
+
+
+def _onto_weights(
+    matches: list[tuple[LinearChain, int, PerChannel]], rw: FoldRewriter
+) -> tuple[LinearChain, int, PerChannel, PerChannel, tuple[Weights, ...]] | str:
+    """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
+    the first match's reason. A scalar c matches every result dimension, and a dimension
+    of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
+    first weights that can be scaled, never an operand computed by a linear op (torch's
+    `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
+    reasons, scalable = [], []
+    for chain, feature, factor in matches:
+        channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
+        bias = chain_bias(chain, feature, channels, rw.in_graph)
+        weights = bias if isinstance(bias, str) else weights_of(chain, feature, rw.in_graph)
+        if isinstance(weights, str):
+            reasons.append(weights)
+            continue
+        if all(w.values is not None for w in weights):
+            return chain, feature, factor, bias, weights
+        scalable.append((chain, feature, factor, bias, weights))
+    return scalable[0] if scalable else reasons[0]
 
 
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
@@ -62,17 +103,17 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
-    match = match_per_channel(op, orders, rw.in_graph)
-    if match is None:
-        return rw.not_candidate(op, "not a linear op times a per-channel value")
-    chain, feature, factor = match
+    matches = per_channel_matches(op, orders, rw.in_graph)
+    if not matches:
+        return _fold_scalar_over_block_bias(op, rw, orders, divide)
+    factor = matches[0][2]
+    if isinstance(factor, Narrow) and computed_from_data(factor.value):
+        return rw.skip(op, DATA_DEPENDENT)
+    match = _onto_weights(matches, rw)
+    if isinstance(match, str):
+        return rw.skip(op, match)
+    chain, feature, factor, bias, weights = match
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(chain, feature, channels, rw.in_graph)
-    if isinstance(bias, str):
-        return rw.skip(op, bias)
-    weights = weights_of(chain, feature, rw.in_graph)
-    if isinstance(weights, str):
-        return rw.skip(op, weights)
     if isinstance(factor, np.ndarray):
         if not np.all(np.isfinite(factor)):
             return rw.skip(op, "per-channel factor is not finite")
@@ -84,16 +125,90 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     return fold_affine(rw, op, chain, feature, factor, shift, weights)
 
 
+def _fold_scalar_over_block_bias(
+    op: ir.OpView, rw: FoldRewriter, orders: tuple[tuple[int, int], ...], divide: bool
+) -> Outcome:
+    """(L(x, W) + b) * c = L(x, W * c) + b * c for a scalar constant c and a constant bias b
+    over several of the weights' result dimensions (Flax attention's `query /
+    sqrt(head_dim)` after a DenseGeneral with a [heads, head_dim] bias): exact path only
+    (constant weights, one linear op), else not a candidate."""
+    for chain_index, other_index in orders:
+        chain = linear_chain(op.operands[chain_index])
+        factor = _uniform(op.operands[other_index]) if chain is not None else None
+        if chain is None or factor is None or chain.bias_add is None or len(chain.branches) != 1:
+            continue
+        linear = chain.linear
+        result_rank = ir.RankedTensorType(linear.result.type).rank
+        layouts = [linear_layout(linear, d) for d in range(result_rank)]
+        constant = [l for l in layouts if l is not None and constant_attr(linear.operands[l.weight_operand]) is not None]
+        if not constant:
+            continue
+        weight_operand = constant[0].weight_operand
+        dims = tuple(d for d, l in enumerate(layouts) if l is not None and l.weight_operand == weight_operand)
+        block = per_feature_block_f64(chain.bias_value, dims)
+        if block is None:
+            continue
+        if not (single_user(chain.bias_add.result) and single_user(linear.result)):
+            return rw.skip(op, "bias add result has other users")
+        c = float(factor[0])
+        if not np.isfinite(c) or not np.all(np.isfinite(block)):
+            return rw.skip(op, "per-channel factor is not finite")
+        if divide and c == 0:
+            return rw.skip(op, "per-channel divisor has a zero")
+        c = 1.0 / c if divide else c
+        weights = linear.operands[weight_operand]
+        weights_type = ir.RankedTensorType(weights.type)
+        dtype = float_dtype(weights_type.element_type)
+        result_dtype = float_dtype(ir.RankedTensorType(op.result.type).element_type)
+        if dtype is None or dtype.itemsize < result_dtype.itemsize:
+            return rw.skip(op, NARROW_WEIGHTS)
+        stored = read_dense(constant_attr(weights))
+        scaled = None if stored is None else round_to(dtype, stored.astype(np.float64) * c)
+        bias = round_to(result_dtype, block * c)
+        if scaled is None or bias is None:
+            return rw.skip(op, "folded weights overflow their element type")
+        new_weights = rw.constant(scaled, weights_type, weights.owner.location)
+        result = rw.with_operand(linear, weight_operand, new_weights)
+        element = ir.RankedTensorType(op.result.type).element_type
+        vector = rw.constant(bias, ir.RankedTensorType.get(list(bias.shape), element), op.location)
+        added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(dims)))
+        return rw.folded(op, added, linear)
+    return rw.not_candidate(op, "not a linear op times a per-channel value")
+
+
+def _uniform(value: ir.Value) -> np.ndarray | None:
+    """`value` as one float64 value (in a 1-element array) when it is a constant with
+    every element equal, else None."""
+    shape = ir.RankedTensorType(value.type).shape
+    static = [d for d, n in enumerate(shape) if n >= 0]
+    if not static:
+        return None
+    vector = per_channel_f64(value, static[0], shape[static[0]])
+    if vector is None or not np.all(vector == vector[0]):
+        return None
+    return vector[:1]
+
+
 def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
     """(L(x, K) [+ b]) * c = L(x, K * c) [+ b * c]
 
     c is per-channel along a dimension L produces from its weights (for a convolution, the
     output-feature dimension); the multiply may have c on either side.
 
+    c goes onto the weights only: a scalar c (per-channel along every dimension) is laid
+    along the first dimension whose weights are a constant, else the first whose weights
+    can be scaled in the graph; never onto an operand computed by a linear op. A scalar
+    constant c after L + b with a constant b over several of the weights' result
+    dimensions (Flax attention's `query / sqrt(head_dim)` after a [heads, head_dim]
+    bias) folds as L(x, K * c) + b * c, with constant weights and one linear op.
+
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand is
-    L or L + b and the other is per-channel; the multiply is the chain's only user (and L
-    the bias add's); b is a finite per-channel constant; the weights are a float constant;
-    c is finite; K * c and b * c are finite in their element types.
+    L or L + b and the other is per-channel; c, when not a constant, is a parameter, not
+    computed from the data (`affine.computed_from_data`: a squeeze-excite gate or an
+    attention weight would make the weights a run-time value); the multiply is the
+    chain's only user (and L the bias add's); b is a finite per-channel constant; the
+    weights are a float constant; c is finite; K * c and b * c are finite in their
+    element types.
     """
     return _fold_factor(op, rw, divide=False)
 

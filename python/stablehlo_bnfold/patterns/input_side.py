@@ -59,7 +59,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, Narrow, input_layouts
+from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     CHAIN_OPS,
@@ -70,14 +70,17 @@ from .affine import (
     affine_chain,
     combine,
     computed_by_linear_op,
+    linear_chain,
     per_channel,
 )
 from .base import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_INPUT_AFFINE_INTO_CONV",
+    "FOLD_INPUT_AFFINE_INTO_DOT",
     "FOLD_INPUT_AFFINE_INTO_DOT_GENERAL",
     "fold_input_affine_into_conv",
+    "fold_input_affine_into_dot",
     "fold_input_affine_into_dot_general",
 ]
 
@@ -105,7 +108,9 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     none is on a result larger than the input, else s is not all ones, has no zero and
     everything is a constant (the shift stays as x + t / s); the bias (or t / s) and
     K * s are finite in their element types; with x + t / s, rounding K * s, magnified by
-    t / s, errs by at most eps of sum |K * t| per output feature.
+    t / s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
+    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -121,6 +126,17 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     Holds when, in this order: the conditions of `fold_input_affine_into_conv`, with W
     the weights; the shift never needs to stay in front (every element is read), except
     where bias adds after the consumers would remove no op or sit on a larger result.
+    """
+    return _fold_input_affine(dot, rw)
+
+
+def fold_input_affine_into_dot(dot: stablehlo.DotOp, rw: FoldRewriter) -> Outcome:
+    """dot(x * s + t, W) = dot(x, W * s) + broadcast_in_dim(W . t)
+
+    `stablehlo.dot` (TensorFlow's Dense) is a dot_general contracting the lhs's last
+    dimension with the rhs's first.
+
+    Holds when, in this order: the conditions of `fold_input_affine_into_dot_general`.
     """
     return _fold_input_affine(dot, rw)
 
@@ -165,19 +181,26 @@ class _Consumer:
     def every_tap(self) -> bool:
         return _reads_every_tap(self.linear)
 
-    def own_bias(self, in_graph: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
-        """The add of the linear op's own per-feature bias, when it is the op's only user
-        and the folded bias has one dimension, and that bias (a finite constant or, with
-        `in_graph`, a narrow value not computed by a linear op): the folded bias merges
-        into it at no op's cost. At batch 1 another linear op's result ([1, N], as in
-        `x @ W1 + x @ W2`) is narrow too: it is an activation, not a bias."""
+    def own_bias(self, in_graph: bool, exact: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
+        """The add of the linear op's own per-feature bias, when it is the op's only user,
+        and that bias (a finite constant or, with `in_graph`, a narrow value not computed
+        by a linear op): the folded bias merges into it at no op's cost. A folded bias
+        over several dimensions (DenseGeneral's [heads, head_dim]) merges, on the `exact`
+        path, into a finite constant over the same dimensions. At batch 1 another linear
+        op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is an activation,
+        not a bias."""
         users = list(self.linear.result.uses)
-        if len(users) != 1 or len(self.layout.result_dims) != 1:
+        if len(users) != 1:
             return None
         add = users[0].owner
         if not isinstance(add, stablehlo.AddOp) or add.lhs == add.rhs:
             return None
         other = add.rhs if add.lhs == self.linear.result else add.lhs
+        if len(self.layout.result_dims) != 1:
+            block = per_feature_block_f64(other, self.layout.result_dims) if exact else None
+            if block is None or not np.all(np.isfinite(block)):
+                return None
+            return add, block
         dim = self.layout.result_dims[0]
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
         bias = per_channel(other, dim, size, in_graph)
@@ -215,9 +238,9 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
     activation_type = ir.RankedTensorType(activation.type)
-    if not (result_type.has_static_shape and activation_type.has_static_shape):
-        return "result shape is dynamic"
     weights = linear.operands[layout.weight_operand]
+    if not _dynamic_dims_pass_through(linear, layout):
+        return DYNAMIC_NOT_PASSED
     dtype = float_dtype(ir.RankedTensorType(weights.type).element_type)
     result_dtype = float_dtype(result_type.element_type)
     activation_dtype = float_dtype(activation_type.element_type)
@@ -240,6 +263,26 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     if stored is not None and not np.all(np.isfinite(stored)):
         return "weights are not finite"
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
+
+
+DYNAMIC_NOT_PASSED = "a dynamic dimension is contracted or windowed: only the batch may be dynamic"
+
+
+def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
+    """Whether every dynamic dimension of the activation reaches the result unchanged (a
+    symbolic batch): the weights' shape is static (so a dot_general's dynamic dimensions
+    are free ones), and a convolution's only dynamic input dimension is its batch. The
+    activation-sized ops the cost rule compares then share those dimensions, and their
+    static sizes compare as the whole would."""
+    if not ir.RankedTensorType(linear.operands[layout.weight_operand].type).has_static_shape:
+        return False
+    activation_type = ir.RankedTensorType(linear.operands[layout.activation].type)
+    if not isinstance(linear, stablehlo.ConvolutionOp):
+        return True
+    batch = stablehlo.ConvDimensionNumbers(linear.dimension_numbers).input_batch_dimension
+    return all(
+        not activation_type.is_dynamic_dim(d) for d in range(activation_type.rank) if d != batch
+    )
 
 
 COST_NOTHING_REMOVED = "folding would add as many activation-sized ops as it removes"
@@ -268,26 +311,29 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     # bias adds would remove no op or sit on a result larger than the input.
     if removed < 1:
         # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
-        return rw.skip(top, COST_NOTHING_REMOVED)
+        return rw.skip(top, affine.stopped or COST_NOTHING_REMOVED)
     kept_reason = None
     if not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = _SHIFT_KEPT
     elif not no_shift:
-        added = [c for c in consumers if c.own_bias(rw.in_graph) is None]
+        added = [c for c in consumers if c.own_bias(rw.in_graph, exact) is None]
         larger = any(_size(c.linear.result) > x_size for c in added)
         if len(added) >= removed or larger:
             kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
             if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
                 # No scale to fold, or x + t / s would remove nothing (one op for one),
                 # or could not be built (t / s with a zero s), or its weights could not
-                # be checked in the graph (see `_magnified`).
-                return rw.skip(top, kept_reason)
+                # be checked in the graph (see `_magnified`). When the chain stopped at
+                # a per-channel op it cannot fold (a NaN variance under the bias add),
+                # that op is why: folded whole, the chain would remove more.
+                return rw.skip(top, affine.stopped or kept_reason)
     move_shift = kept_reason is not None
     if move_shift:
         if unit_scale:
-            return rw.not_candidate(
-                top, "a shift alone cannot pass the zeros of padding or lhs dilation"
-            )
+            if linear_chain(top.result) is not None:
+                # L + b, a bias add after another linear op: the canonical form.
+                return rw.not_candidate(top, SHIFT_ALONE)
+            return rw.skip(top, SHIFT_ALONE)
         if not exact:
             return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
@@ -326,6 +372,7 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     return outcome
 
 
+SHIFT_ALONE = "a shift alone cannot pass the zeros of padding or lhs dilation"
 _SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
 _GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
 _NOT_CONSTANT = (
@@ -363,7 +410,9 @@ def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
 
 
 def _size(value: ir.Value) -> int:
-    return int(np.prod(ir.RankedTensorType(value.type).shape))
+    """The number of elements, dynamic dimensions left out (see `_dynamic_dims_pass_through`)."""
+    shaped = ir.RankedTensorType(value.type)
+    return int(np.prod([n for d, n in enumerate(shaped.shape) if not shaped.is_dynamic_dim(d)]))
 
 
 def _builder(
@@ -374,7 +423,7 @@ def _builder(
     `scale` plus, unless the shift is `moved` in front, its bias L(shift, K); or why not."""
     linear, layout, stored = consumer.linear, consumer.layout, consumer.stored
     weights_type = ir.RankedTensorType(consumer.weights.type)
-    own = None if moved else consumer.own_bias(rw.in_graph)
+    own = None if moved else consumer.own_bias(rw.in_graph, exact)
     bias = None  # float64 before rounding (exact path)
     if exact:
         if not moved and np.any(shift):
@@ -556,6 +605,9 @@ def _contract(kernel: np.ndarray, shift: np.ndarray, layout: InputLayout) -> np.
 
 FOLD_INPUT_AFFINE_INTO_CONV = Pattern(
     "fold_input_affine_into_conv", stablehlo.ConvolutionOp, fold_input_affine_into_conv
+)
+FOLD_INPUT_AFFINE_INTO_DOT = Pattern(
+    "fold_input_affine_into_dot", stablehlo.DotOp, fold_input_affine_into_dot
 )
 FOLD_INPUT_AFFINE_INTO_DOT_GENERAL = Pattern(
     "fold_input_affine_into_dot_general",

@@ -43,7 +43,8 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     chain of per-channel affine ops, each read only by the next, ending in a widening
     convert from T of L or L + b; the widening convert and the chain have no other users;
     the per-channel values and b are finite constants along a dimension L's weights
-    produce; the weights are a convert to T of a constant at least as wide as F (master
+    produce (values that are function arguments, with weights as arguments, are reported
+    and left); the weights are a convert to T of a constant at least as wide as F (master
     weights); variance + epsilon > 0 for a batch norm; W * s and b * s + t are finite in T.
     """
     target = _float_element(op.result)
@@ -51,6 +52,10 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     if target is None or wide is None or wide.itemsize <= target.itemsize:
         return rw.not_candidate(op, "not a narrowing float convert")
     island = _island(op.operand, target)
+    if island is None and rw.in_graph and isinstance(_island(op.operand, target, True), tuple):
+        # Weights as arguments: the chain's values are arguments too. Rounding W * s to T
+        # in the graph could not be checked against the master weights.
+        return rw.skip(op, ISLAND_NOT_CONSTANT)
     if island is None:
         return rw.not_candidate(op, "no per-channel chain over a widening convert")
     if isinstance(island, str):
@@ -73,8 +78,12 @@ def _float_element(value: ir.Value) -> np.dtype | None:
     return float_dtype(ir.ShapedType(value.type).element_type)
 
 
+ISLAND_NOT_CONSTANT = "per-channel values of a mixed-precision chain are not constants"
+"""Why a chain over a widening convert whose values are function arguments stays."""
+
+
 def _island(
-    value: ir.Value, target: np.dtype
+    value: ir.Value, target: np.dtype, in_graph: bool = False
 ) -> tuple[AffineChain, stablehlo.ConvertOp, LinearChain, int] | str | None:
     """The chain of per-channel affine ops that computes `value` from a widening convert of
     a linear op (or its bias add) in `target`, along a dimension that linear op produces:
@@ -87,7 +96,7 @@ def _island(
     for feature, channels in enumerate(shape):
         if channels < 0:
             continue
-        affine = affine_chain(value, feature, channels)
+        affine = affine_chain(value, feature, channels, in_graph)
         if isinstance(affine, str) or (affine is not None and affine.stopped):
             reason = reason or (affine if isinstance(affine, str) else affine.stopped)
             continue
