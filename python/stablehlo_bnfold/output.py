@@ -19,9 +19,10 @@ and its target gets the output, as with `open(PATH, "w")`):
   reader sees the old file or the new one, never part of one.
 - a regular file with other hard links, one whose owner and group the new file cannot be
   given (another user's file we may write), or one in a directory we may not write: the
-  output is written in full to an unnamed file first, then copied over the file's contents
-  in place, which keeps the links, the owner, the mode and the inode. A failure before the
-  copy leaves the file as it was; a kill during the copy leaves it partly rewritten.
+  output is written in full to an unnamed file first, its room on the disk reserved in the
+  file, then copied over the file's contents in place, which keeps the links, the owner,
+  the mode and the inode. A failure before the copy (a full disk included) leaves the file
+  as it was; a kill during the copy leaves it partly rewritten.
 
 Where `O_TMPFILE` is missing (not Linux, a filesystem without it), the
 temporary file is a named one, `.bnfold-XXXXXXXX` beside the target: removed on any error
@@ -208,10 +209,28 @@ def _rewrite_in_place(fd: int, target: str, emit: Emit) -> None:
     with staging:
         emit(staging)
         staging.flush()
+        size = staging.tell()
+        _reserve(fd, size)
         staging.seek(0)
-        os.ftruncate(fd, 0)
         with os.fdopen(fd, "wb", closefd=False) as file:
             shutil.copyfileobj(staging, file, 1 << 20)
+        os.ftruncate(fd, size)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate `size` bytes for the open file `fd` before its contents are written over,
+    so that a full disk fails here, the file as it was (its old size back), and not half
+    way through the copy. Where the system cannot reserve, the copy goes ahead."""
+    if size == 0 or not hasattr(os, "posix_fallocate"):
+        return
+    old = os.fstat(fd).st_size
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+            return
+        os.ftruncate(fd, old)  # C libraries that emulate it may have written zeros past the end
+        raise
 
 
 def _umask() -> int:

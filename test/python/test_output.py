@@ -10,6 +10,7 @@ need another user run the writer in a forked child that drops root with setuid.
 
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import shutil
@@ -309,3 +310,28 @@ def test_a_directory_given_as_output_is_refused_and_left_alone(tmp_path):
     with pytest.raises(IsADirectoryError):
         write_output(str(tmp_path / "adir"), emit)
     assert list((tmp_path / "adir").iterdir()) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs of our own, where a write past its room fails with ENOSPC."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs CAP_SYS_ADMIN")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_disk_that_fills_during_an_in_place_rewrite_leaves_the_file_as_it_was(small_disk):
+    # The output (600 kB) fits beside the old file (100 kB) once, as the staging copy, but
+    # not twice: the rewrite must find that out before it touches the old contents.
+    out, other = small_disk / "out.mlir", small_disk / "other-name.mlir"
+    out.write_bytes(b"old\n" * 25_000)
+    os.link(out, other)
+    with pytest.raises(OSError) as raised:
+        write_output(str(out), lambda file: file.write(b"new\n" * 150_000))
+    assert raised.value.errno == errno.ENOSPC
+    assert out.read_bytes() == b"old\n" * 25_000
+    assert sorted(os.listdir(small_disk)) == ["other-name.mlir", "out.mlir"]
