@@ -90,7 +90,7 @@ def write_output(path: str, emit: Emit, announce: Callable[[str], None] = lambda
 def _resolved(path: str) -> str | None:
     """The file `path` names, its symbolic links followed; None for a name that goes
     through /proc (`/dev/stderr`, `/dev/fd/N`): its links name open files, not paths."""
-    path = os.path.abspath(path)
+    path = os.path.join(os.getcwd(), path)  # not abspath: "link/.." is the link's target's parent
     for _ in range(40):  # the kernel's limit on links followed (ELOOP)
         if _through_proc(path):
             return None

@@ -335,3 +335,14 @@ def test_a_disk_that_fills_during_an_in_place_rewrite_leaves_the_file_as_it_was(
     assert raised.value.errno == errno.ENOSPC
     assert out.read_bytes() == b"old\n" * 25_000
     assert sorted(os.listdir(small_disk)) == ["other-name.mlir", "out.mlir"]
+
+
+def test_dot_dot_after_a_linked_directory_names_the_file_open_would_write(tmp_path):
+    # "linked/../out.mlir" is "real/out.mlir" to the kernel ("linked" is "real/sub");
+    # "out.mlir" beside "linked" is another file, which must be left alone.
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "linked").symlink_to(os.path.join("real", "sub"))
+    bystander = _old_file(tmp_path / "out.mlir")
+    write_output(str(tmp_path / "linked" / ".." / "out.mlir"), emit)
+    assert (tmp_path / "real" / "out.mlir").read_bytes() == FOLDED
+    assert bystander.read_bytes() == b"old\n"
