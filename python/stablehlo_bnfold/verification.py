@@ -248,7 +248,10 @@ def _first_line(error: BaseException) -> str:
 
 def _relative_error(expected, actual) -> float:
     """max|actual - expected| / max|expected| over finite elements; a NaN or infinity in
-    one output where the other has a different value counts as infinitely wrong."""
+    one output where the other has a different value, or another shape or element type,
+    counts as infinitely wrong."""
+    if np.asarray(expected).dtype != np.asarray(actual).dtype:
+        return float("inf")
     expected = np.asarray(expected, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
     if expected.shape != actual.shape:
