@@ -115,13 +115,13 @@ def _replace(target: str, status: os.stat_result | None, emit: Emit, announce) -
         fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666)
         named = None
     except AttributeError:  # no O_TMPFILE in this system
-        fd, named = _named_temporary(directory, announce)
+        fd, named = _named_temporary(directory, announce, status)
     except OSError as error:
         if status is not None and error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
             return False
         if error.errno not in _NO_TMPFILE or not os.path.isdir(directory):
             raise
-        fd, named = _named_temporary(directory, announce)
+        fd, named = _named_temporary(directory, announce, status)
     try:
         with os.fdopen(fd, "wb", closefd=False) as file:
             emit(file)
@@ -161,10 +161,13 @@ def _same_owner(fd: int, status: os.stat_result) -> bool:
     return True
 
 
-def _named_temporary(directory: str, announce) -> tuple[int, str]:
+def _named_temporary(directory: str, announce, status: os.stat_result | None) -> tuple[int, str]:
+    """A named temporary file (0600 while it is written, so that it never shows the
+    output of a file others may not read); a new file's mode, 0666 less the umask, at once."""
     fd, name = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=directory)
     announce(name)
-    os.fchmod(fd, 0o666 & ~_umask())
+    if status is None:
+        os.fchmod(fd, 0o666 & ~_umask())
     return fd, name
 
 

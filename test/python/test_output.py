@@ -346,3 +346,25 @@ def test_dot_dot_after_a_linked_directory_names_the_file_open_would_write(tmp_pa
     write_output(str(tmp_path / "linked" / ".." / "out.mlir"), emit)
     assert (tmp_path / "real" / "out.mlir").read_bytes() == FOLDED
     assert bystander.read_bytes() == b"old\n"
+
+
+def test_without_o_tmpfile_the_named_copy_of_a_private_file_is_never_readable_by_others(tmp_path, monkeypatch):
+    # Where O_TMPFILE is missing the output is written under a name beside the file: while
+    # it is written, it must not be readable by users the file itself keeps out.
+    monkeypatch.delattr(os, "O_TMPFILE")
+    out = _old_file(tmp_path / "secret.mlir", mode=0o600)
+    modes = []
+
+    def emit_and_look(file) -> None:
+        file.write(FOLDED)
+        file.flush()
+        modes.append(stat.S_IMODE(os.fstat(file.fileno()).st_mode))
+
+    old = os.umask(0o022)
+    try:
+        write_output(str(out), emit_and_look)
+    finally:
+        os.umask(old)
+    assert out.read_bytes() == FOLDED and stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert modes and modes[0] & 0o077 == 0, oct(modes[0])
+    assert os.listdir(tmp_path) == ["secret.mlir"]
