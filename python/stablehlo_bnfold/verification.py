@@ -504,9 +504,10 @@ def _fan_in(value: ir.Value, depth: int = 0) -> int | None:
 def _text(module) -> str:
     if isinstance(module, ir.Module):
         return str(module)
-    if isinstance(module, bytes) and module.startswith(_io.BYTECODE_MAGIC):
-        # jaxlib's bytecode readers crash or loop on some corrupted bytes: read them in a
-        # child process (stablehlo_bnfold.isolation), as fold_batch_norm does.
+    if isinstance(module, (str, bytes)):
+        # jaxlib's bytecode readers crash or loop on some corrupted bytes, and MLIR's text
+        # parser overflows the stack on deep nesting: read them in a child process
+        # (stablehlo_bnfold.isolation), as fold_batch_norm does.
         try:
             _, text = _isolation.run(
                 functools.partial(_print_text, module), source="<input>", size=len(module)
