@@ -19,9 +19,10 @@ and its target gets the output, as with `open(PATH, "w")`):
   reader sees the old file or the new one, never part of one.
 - a regular file with other hard links, one whose owner and group the new file cannot be
   given (another user's file we may write), or one in a directory we may not write: the
-  output is written in full to an unnamed file first, then copied over the file's contents
-  in place, which keeps the links, the owner, the mode and the inode. A failure before the
-  copy leaves the file as it was; a kill during the copy leaves it partly rewritten.
+  output is written in full to an unnamed file first, its room on the disk reserved in the
+  file, then copied over the file's contents in place, which keeps the links, the owner,
+  the mode and the inode. A failure before the copy (a full disk included) leaves the file
+  as it was; a kill during the copy leaves it partly rewritten.
 
 Where `O_TMPFILE` is missing (not Linux, a filesystem without it), the
 temporary file is a named one, `.bnfold-XXXXXXXX` beside the target: removed on any error
@@ -89,7 +90,7 @@ def write_output(path: str, emit: Emit, announce: Callable[[str], None] = lambda
 def _resolved(path: str) -> str | None:
     """The file `path` names, its symbolic links followed; None for a name that goes
     through /proc (`/dev/stderr`, `/dev/fd/N`): its links name open files, not paths."""
-    path = os.path.abspath(path)
+    path = os.path.join(os.getcwd(), path)  # not abspath: "link/.." is the link's target's parent
     for _ in range(40):  # the kernel's limit on links followed (ELOOP)
         if _through_proc(path):
             return None
@@ -114,13 +115,13 @@ def _replace(target: str, status: os.stat_result | None, emit: Emit, announce) -
         fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666)
         named = None
     except AttributeError:  # no O_TMPFILE in this system
-        fd, named = _named_temporary(directory, announce)
+        fd, named = _named_temporary(directory, announce, status)
     except OSError as error:
         if status is not None and error.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
             return False
         if error.errno not in _NO_TMPFILE or not os.path.isdir(directory):
             raise
-        fd, named = _named_temporary(directory, announce)
+        fd, named = _named_temporary(directory, announce, status)
     try:
         with os.fdopen(fd, "wb", closefd=False) as file:
             emit(file)
@@ -160,10 +161,13 @@ def _same_owner(fd: int, status: os.stat_result) -> bool:
     return True
 
 
-def _named_temporary(directory: str, announce) -> tuple[int, str]:
+def _named_temporary(directory: str, announce, status: os.stat_result | None) -> tuple[int, str]:
+    """A named temporary file (0600 while it is written, so that it never shows the
+    output of a file others may not read); a new file's mode, 0666 less the umask, at once."""
     fd, name = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, dir=directory)
     announce(name)
-    os.fchmod(fd, 0o666 & ~_umask())
+    if status is None:
+        os.fchmod(fd, 0o666 & ~_umask())
     return fd, name
 
 
@@ -208,10 +212,28 @@ def _rewrite_in_place(fd: int, target: str, emit: Emit) -> None:
     with staging:
         emit(staging)
         staging.flush()
+        size = staging.tell()
+        _reserve(fd, size)
         staging.seek(0)
-        os.ftruncate(fd, 0)
         with os.fdopen(fd, "wb", closefd=False) as file:
             shutil.copyfileobj(staging, file, 1 << 20)
+        os.ftruncate(fd, size)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate `size` bytes for the open file `fd` before its contents are written over,
+    so that a full disk fails here, the file as it was (its old size back), and not half
+    way through the copy. Where the system cannot reserve, the copy goes ahead."""
+    if size == 0 or not hasattr(os, "posix_fallocate"):
+        return
+    old = os.fstat(fd).st_size
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+            return
+        os.ftruncate(fd, old)  # C libraries that emulate it may have written zeros past the end
+        raise
 
 
 def _umask() -> int:

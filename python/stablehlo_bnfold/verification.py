@@ -248,7 +248,10 @@ def _first_line(error: BaseException) -> str:
 
 def _relative_error(expected, actual) -> float:
     """max|actual - expected| / max|expected| over finite elements; a NaN or infinity in
-    one output where the other has a different value counts as infinitely wrong."""
+    one output where the other has a different value, or another shape or element type,
+    counts as infinitely wrong."""
+    if np.asarray(expected).dtype != np.asarray(actual).dtype:
+        return float("inf")
     expected = np.asarray(expected, dtype=np.float64)
     actual = np.asarray(actual, dtype=np.float64)
     if expected.shape != actual.shape:
@@ -501,9 +504,10 @@ def _fan_in(value: ir.Value, depth: int = 0) -> int | None:
 def _text(module) -> str:
     if isinstance(module, ir.Module):
         return str(module)
-    if isinstance(module, bytes) and module.startswith(_io.BYTECODE_MAGIC):
-        # jaxlib's bytecode readers crash or loop on some corrupted bytes: read them in a
-        # child process (stablehlo_bnfold.isolation), as fold_batch_norm does.
+    if isinstance(module, (str, bytes)):
+        # jaxlib's bytecode readers crash or loop on some corrupted bytes, and MLIR's text
+        # parser overflows the stack on deep nesting: read them in a child process
+        # (stablehlo_bnfold.isolation), as fold_batch_norm does.
         try:
             _, text = _isolation.run(
                 functools.partial(_print_text, module), source="<input>", size=len(module)

@@ -10,6 +10,7 @@ need another user run the writer in a forked child that drops root with setuid.
 
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import shutil
@@ -309,3 +310,61 @@ def test_a_directory_given_as_output_is_refused_and_left_alone(tmp_path):
     with pytest.raises(IsADirectoryError):
         write_output(str(tmp_path / "adir"), emit)
     assert list((tmp_path / "adir").iterdir()) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs of our own, where a write past its room fails with ENOSPC."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs CAP_SYS_ADMIN")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_disk_that_fills_during_an_in_place_rewrite_leaves_the_file_as_it_was(small_disk):
+    # The output (600 kB) fits beside the old file (100 kB) once, as the staging copy, but
+    # not twice: the rewrite must find that out before it touches the old contents.
+    out, other = small_disk / "out.mlir", small_disk / "other-name.mlir"
+    out.write_bytes(b"old\n" * 25_000)
+    os.link(out, other)
+    with pytest.raises(OSError) as raised:
+        write_output(str(out), lambda file: file.write(b"new\n" * 150_000))
+    assert raised.value.errno == errno.ENOSPC
+    assert out.read_bytes() == b"old\n" * 25_000
+    assert sorted(os.listdir(small_disk)) == ["other-name.mlir", "out.mlir"]
+
+
+def test_dot_dot_after_a_linked_directory_names_the_file_open_would_write(tmp_path):
+    # "linked/../out.mlir" is "real/out.mlir" to the kernel ("linked" is "real/sub");
+    # "out.mlir" beside "linked" is another file, which must be left alone.
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "linked").symlink_to(os.path.join("real", "sub"))
+    bystander = _old_file(tmp_path / "out.mlir")
+    write_output(str(tmp_path / "linked" / ".." / "out.mlir"), emit)
+    assert (tmp_path / "real" / "out.mlir").read_bytes() == FOLDED
+    assert bystander.read_bytes() == b"old\n"
+
+
+def test_without_o_tmpfile_the_named_copy_of_a_private_file_is_never_readable_by_others(tmp_path, monkeypatch):
+    # Where O_TMPFILE is missing the output is written under a name beside the file: while
+    # it is written, it must not be readable by users the file itself keeps out.
+    monkeypatch.delattr(os, "O_TMPFILE")
+    out = _old_file(tmp_path / "secret.mlir", mode=0o600)
+    modes = []
+
+    def emit_and_look(file) -> None:
+        file.write(FOLDED)
+        file.flush()
+        modes.append(stat.S_IMODE(os.fstat(file.fileno()).st_mode))
+
+    old = os.umask(0o022)
+    try:
+        write_output(str(out), emit_and_look)
+    finally:
+        os.umask(old)
+    assert out.read_bytes() == FOLDED and stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert modes and modes[0] & 0o077 == 0, oct(modes[0])
+    assert os.listdir(tmp_path) == ["secret.mlir"]

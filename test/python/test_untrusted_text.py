@@ -55,6 +55,29 @@ def test_text_nested_3000_deep_is_a_fold_error_not_the_end_of_the_caller():
     )
 
 
+def test_verify_of_text_nested_3000_deep_cannot_verify_it_and_the_caller_lives():
+    # verify(str, str) parsed the text in the caller's process, where fold_batch_norm
+    # (which verify=True calls first) reads it in a child.
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.path[:0] = [sys.argv[1]]
+        from test_untrusted_text import nested_case
+        import stablehlo_bnfold
+        deep = nested_case(3000)
+        print(stablehlo_bnfold.verify(deep, deep))
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(pathlib.Path(__file__).parent)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, f"the caller died: {run.returncode}, {run.stderr[-2000:]}"
+    assert run.stdout.strip() == (
+        "cannot verify here: <input>: invalid input: the MLIR reader crashed on it (SIGSEGV)"
+    )
+
+
 def test_text_nested_a_hundred_deep_still_folds_through_the_child():
     assert stablehlo_bnfold.fold_batch_norm(nested_case(100)).count("stablehlo.case") == 100
 

@@ -223,3 +223,22 @@ def test_verify_draws_weight_arguments_at_a_trained_networks_scale():
     result = stablehlo_bnfold.verify(text, folded)
     assert result.ok, result.lines()
     assert 0 < result.outputs[0].max_relative_error <= result.outputs[0].tolerance
+
+
+def test_verify_fails_a_folded_module_whose_output_element_type_differs():
+    # The same values, widened to f64: a fold that changes main's result type changes the
+    # calling convention, however close the numbers.
+    original = """
+    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+      %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
+      return %0 : tensor<2x4xf32>
+    }"""
+    widened = """
+    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf64> {
+      %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
+      %1 = stablehlo.convert %0 : (tensor<2x4xf32>) -> tensor<2x4xf64>
+      return %1 : tensor<2x4xf64>
+    }"""
+    result = stablehlo_bnfold.verify(original, widened)
+    assert result.verified and not result.ok
+    assert result.outputs[0].max_relative_error == float("inf")
