@@ -56,6 +56,8 @@ EXEMPT = {
         "minutes, and needs the git history",
     "python benchmarks/compare.py --base 58e1802            # ResNet-18, ResNet-50, MobileNetV2":
         "tens of minutes, and needs the git history",
+    "python3 -m pytest -q test/python/test_networks.py      # or: python3 -m pytest -q -m networks":
+        "the whole-network tests, minutes: the suite runs them itself",
     "python benchmarks/compare.py --base 1396ec7 --after 712985d --form torch_mlir --models resnet50,mobilenet_v2":
         "tens of minutes, and needs the git history",
 }

@@ -61,99 +61,78 @@ F32, MIXED, BF16 = "f32", "mixed_bf16", "bf16"
 class Expected:
     """What one network in one variant must give (see the module docstring): norm ops in
     the export, norm ops left after folding, activation-sized ops after folding, folds in
-    the report; `weights_xfail` names the issue when the weights-stay-parameters check
-    fails today."""
+    the report."""
 
     norm_ops: int
     left: int
     activation_ops: int
     folds: int
-    weights_xfail: str = ""
 
 
-SE_GATE = "issue 18: the squeeze-excite gate is folded into the projection conv's kernel"
-
-# (network, Variant(weights, batch, dtype)): Expected(norm_ops, left, activation_ops, folds),
-# measured on main at 1396ec7. Why each norm op left stays: the comment under its line and
-# docs/networks.md. "issue 18: expected X once fixed" marks a regression or a missed fold
-# that issue 18 names.
+# (network, Variant(weights, batch, dtype)): Expected(norm_ops, left, activation_ops, folds).
+# Why each norm op left stays: the comment under its line, and docs/networks.md. "issue 18:"
+# marks a fold issue 18 asks for that is still missing.
 EXPECTED: dict[tuple[str, Variant], Expected] = {
     # Keras: each BatchNormalization is 2 norm ops (x * inv + shift); an input Normalization
     # 2 (subtract, divide); a LayerNormalization 2 (rsqrt * gamma, + beta); a layer scale 1.
-    ("keras_efficientnet_b0", Variant(C, ST, F32)): Expected(100, 30, 193, 52, SE_GATE),
-    # left: 14 project BNs (issue 18: expected 2 left once fixed, as the symbolic batch,
-    # where the gate is not folded, leaves today) and the input Normalization (a pad follows).
-    ("keras_efficientnet_b0", Variant(A, ST, F32)): Expected(100, 30, 193, 52, SE_GATE),
-    # issue 18: expected 2 left once fixed.
-    ("keras_efficientnet_b0", Variant(C, SY, F32)): Expected(100, 2, 181, 49),
-    ("keras_efficientnet_b0", Variant(C, ST, MIXED)): Expected(100, 66, 295, 33, SE_GATE),
-    # left: 16 depthwise and 16 project BNs ("weights have no wider master copy") and the
-    # input Normalization; issue 18: the project BNs are the squeeze-excite regression.
+    ("keras_efficientnet_b0", Variant(C, ST, F32)): Expected(100, 2, 179, 52),
+    # left: the input Normalization (a pad follows it, not a linear op). The 16
+    # squeeze-excite gates are computed from the data: not folded into the projections.
+    ("keras_efficientnet_b0", Variant(A, ST, F32)): Expected(100, 2, 179, 52),
+    ("keras_efficientnet_b0", Variant(C, SY, F32)): Expected(100, 2, 181, 52),
+    ("keras_efficientnet_b0", Variant(C, ST, MIXED)): Expected(100, 34, 245, 33),
+    # left: 16 depthwise BNs ("weights have no wider master copy") and the input
+    # Normalization.
     ("keras_mobilenet_v2", Variant(C, ST, F32)): Expected(104, 0, 151, 55),
     ("keras_mobilenet_v2", Variant(A, ST, MIXED)): Expected(104, 104, 311, 0),
-    # issue 18: mixed precision with weights as arguments folds nothing and reports
-    # nothing; expected 0 left once fixed.
-    ("keras_mobilenet_v3_small", Variant(C, ST, F32)): Expected(68, 17, 127, 55, SE_GATE),
-    # left: 8 project BNs (issue 18: expected 1 left once fixed) and the Rescaling's shift in
-    # front of the padded stem convolution.
-    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 43),
+    # issue 18: mixed precision with weights as arguments is reported, not yet folded.
+    ("keras_mobilenet_v3_small", Variant(C, ST, F32)): Expected(68, 1, 119, 55),
+    # left: the Rescaling's shift in front of the padded stem convolution.
+    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 54),
     ("keras_resnet50", Variant(C, ST, F32)): Expected(106, 0, 174, 107),
-    ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 106),
+    ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 53),
     ("keras_resnet50_v2", Variant(C, ST, F32)): Expected(98, 34, 227, 33),
-    # left: 17 pre-activation BNs (BN -> ReLU -> conv), with no report line (issue 18:
-    # expected a report line for each once fixed).
+    # left: 17 pre-activation BNs (BN -> ReLU -> conv), each with a report line (issue 21
+    # folds through the ReLU).
     ("keras_densenet121", Variant(C, ST, F32)): Expected(242, 124, 491, 60),
-    # left: 62 pre-activation BNs, no report line (issue 18: a report line each once fixed).
-    ("keras_densenet121", Variant(C, SY, F32)): Expected(242, 124, 491, 59),
-    # issue 18: expected 60 folds once the input side works on a symbolic batch.
+    # left: 62 pre-activation BNs, each with a report line (issue 21).
+    ("keras_densenet121", Variant(C, SY, F32)): Expected(242, 124, 491, 60),
     ("keras_inception_v3", Variant(C, ST, F32)): Expected(188, 0, 319, 95),
     ("keras_convnext_tiny", Variant(C, ST, F32)): Expected(64, 44, 1630, 37),
     # left: 22 LayerNormalizations (gamma multiplied into the per-token rsqrt: not a
-    # candidate, no report line).
-    ("keras_convnext_tiny", Variant(C, SY, F32)): Expected(64, 46, 2172, 18),
-    # left: the 22 LayerNormalizations and the input Normalization (issue 18: input side off
-    # on a symbolic batch, expected 44 left once fixed); 18 layer scales are refused with
-    # "bias add result has other users" here, not in issue 18's list.
+    # candidate).
+    ("keras_convnext_tiny", Variant(C, SY, F32)): Expected(64, 44, 2153, 37),
+    # left: the same 22 LayerNormalizations.
     # Flax: each BatchNorm is 3 norm ops ((x - mean) * (rsqrt(var + eps) * scale) + bias), a
     # LayerNorm 2 (* scale, + bias), an RMSNorm 1 (* scale).
     ("flax_resnet", Variant(C, ST, F32)): Expected(18, 0, 19, 19),
     ("flax_resnet", Variant(A, ST, F32)): Expected(18, 0, 19, 19),
-    ("flax_resnet", Variant(C, SY, F32)): Expected(18, 0, 19, 18),
+    ("flax_resnet", Variant(C, SY, F32)): Expected(18, 0, 19, 19),
     ("flax_resnet", Variant(C, ST, MIXED)): Expected(18, 0, 21, 6),
     ("flax_resnet", Variant(A, SY, MIXED)): Expected(18, 18, 45, 0),
-    # issue 18: mixed precision with weights as arguments folds nothing and reports
-    # nothing; expected 0 left once fixed.
+    # issue 18: mixed precision with weights as arguments is reported, not yet folded.
     ("flax_resnet", Variant(C, ST, BF16)): Expected(18, 0, 20, 18),
-    ("flax_se_net", Variant(C, ST, F32)): Expected(21, 4, 28, 22, SE_GATE),
-    # left: 2 project BNs' multiply and add (issue 18: expected 0 left once fixed, as the
-    # symbolic batch leaves today).
-    ("flax_se_net", Variant(A, ST, F32)): Expected(21, 4, 28, 22, SE_GATE),
-    # issue 18: expected 0 left once fixed.
-    ("flax_se_net", Variant(C, SY, F32)): Expected(21, 0, 24, 21),
-    ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 6, 36, 7, SE_GATE),
-    # left: 2 project BNs (issue 18: the squeeze-excite regression; expected 0 left once
-    # fixed).
-    ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 1, 47, 3),
-    # left: LayerNorm 1's shift in front of the q/k/v projections ([heads, head_dim] biases:
-    # issue 18: expected 0 left once fixed).
+    ("flax_se_net", Variant(C, ST, F32)): Expected(21, 0, 24, 24),
+    ("flax_se_net", Variant(A, ST, F32)): Expected(21, 0, 24, 24),
+    ("flax_se_net", Variant(C, SY, F32)): Expected(21, 0, 24, 24),
+    ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 0, 28, 7),
+    ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 0, 45, 4),
     ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 2, 48, 2),
-    # left: LayerNorm 1's scale and shift (issue 18: expected 0 left once fixed).
-    ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 4, 51, 0),
-    # issue 18: input side off on a symbolic batch; expected 0 left once fixed.
+    # left: LayerNorm 1's scale and shift (issue 18: the [heads, head_dim] biases with
+    # weights as arguments are not yet folded into).
+    ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 0, 49, 3),
     ("flax_vit_layer", Variant(C, ST, MIXED)): Expected(4, 4, 56, 1),
-    # issue 18: bf16 convert between the norm and the Dense; expected 0 left once fixed.
+    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
     ("flax_prenorm_transformer", Variant(C, ST, F32)): Expected(4, 0, 50, 3),
-    ("flax_prenorm_transformer", Variant(A, SY, F32)): Expected(4, 4, 55, 0),
-    # issue 18: input side off on a symbolic batch; expected 0 left once fixed.
+    ("flax_prenorm_transformer", Variant(A, SY, F32)): Expected(4, 0, 54, 3),
     ("flax_prenorm_transformer", Variant(C, ST, BF16)): Expected(4, 4, 62, 1),
-    # issue 18: bf16 convert between the norm and the Dense; expected 0 left once fixed.
+    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
     ("flax_llama", Variant(C, ST, F32)): Expected(2, 0, 37, 2),
     ("flax_llama", Variant(A, ST, F32)): Expected(2, 0, 37, 2),
-    ("flax_llama", Variant(C, SY, F32)): Expected(2, 2, 39, 0),
-    # issue 18: input side off on a symbolic batch; expected 0 left once fixed.
+    ("flax_llama", Variant(C, SY, F32)): Expected(2, 0, 37, 2),
     ("flax_llama", Variant(A, ST, BF16)): Expected(2, 2, 47, 0),
-    # issue 18: bf16 convert between the norm and the Dense; expected 0 left once fixed.
+    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
 }
 
 
@@ -302,10 +281,8 @@ def test_activation_sized_ops_never_increase_and_match_the_table(case):
     assert folded.after.activation_ops == EXPECTED[key].activation_ops
 
 
-def test_weights_stay_parameters_of_every_linear_op(case, request):
-    key, folded = case
-    if EXPECTED[key].weights_xfail:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=EXPECTED[key].weights_xfail))
+def test_weights_stay_parameters_of_every_linear_op(case):
+    _, folded = case
     # A linear op that read weights and the data before folding (counted by op name and
     # result type: folding changes neither) must still read a data-independent operand.
     assert folded.before.weighted_linear_ops

@@ -30,34 +30,9 @@ def nested_case(depth: int) -> str:
     )
 
 
-def test_text_nested_3000_deep_is_a_fold_error_not_the_end_of_the_caller():
-    # In this process MLIR's recursive parser overflows the stack (SIGSEGV) at about
-    # 2,500 levels; run in a fresh process so that a regression fails this test only.
-    script = textwrap.dedent(
-        """
-        import sys
-        sys.path[:0] = [sys.argv[1]]
-        from test_untrusted_text import nested_case
-        import stablehlo_bnfold
-        try:
-            stablehlo_bnfold.fold_batch_norm(nested_case(3000))
-        except stablehlo_bnfold.FoldError as error:
-            print("FoldError:", error)
-        """
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", script, str(pathlib.Path(__file__).parent)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert run.returncode == 0, f"the caller died: {run.returncode}, {run.stderr[-2000:]}"
-    assert run.stdout.strip() == (
-        "FoldError: <input>: invalid input: the MLIR reader crashed on it (SIGSEGV)"
-    )
-
-
-def test_verify_of_text_nested_3000_deep_cannot_verify_it_and_the_caller_lives():
-    # verify(str, str) parsed the text in the caller's process, where fold_batch_norm
-    # (which verify=True calls first) reads it in a child.
+def _run_on_text_nested_3000_deep(call: str) -> str:
+    """Print `call` (Python, with `deep` the 3,000-deep module) in a fresh process, so that
+    a regression fails one test only; what it printed. The process must live."""
     script = textwrap.dedent(
         """
         import sys
@@ -65,15 +40,31 @@ def test_verify_of_text_nested_3000_deep_cannot_verify_it_and_the_caller_lives()
         from test_untrusted_text import nested_case
         import stablehlo_bnfold
         deep = nested_case(3000)
-        print(stablehlo_bnfold.verify(deep, deep))
         """
-    )
+    ) + call
     run = subprocess.run(
         [sys.executable, "-c", script, str(pathlib.Path(__file__).parent)],
         capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, f"the caller died: {run.returncode}, {run.stderr[-2000:]}"
-    assert run.stdout.strip() == (
+    return run.stdout.strip()
+
+
+def test_text_nested_3000_deep_is_a_fold_error_not_the_end_of_the_caller():
+    # In this process MLIR's recursive parser overflows the stack (SIGSEGV) at about
+    # 2,500 levels.
+    printed = _run_on_text_nested_3000_deep(
+        "try:\n    stablehlo_bnfold.fold_batch_norm(deep)\n"
+        "except stablehlo_bnfold.FoldError as error:\n    print('FoldError:', error)"
+    )
+    assert printed == "FoldError: <input>: invalid input: the MLIR reader crashed on it (SIGSEGV)"
+
+
+def test_verify_of_text_nested_3000_deep_cannot_verify_it_and_the_caller_lives():
+    # verify(str, str) parsed the text in the caller's process, where fold_batch_norm
+    # (which verify=True calls first) reads it in a child.
+    printed = _run_on_text_nested_3000_deep("print(stablehlo_bnfold.verify(deep, deep))")
+    assert printed == (
         "cannot verify here: <input>: invalid input: the MLIR reader crashed on it (SIGSEGV)"
     )
 
