@@ -34,6 +34,7 @@ import argparse
 import contextlib
 import ctypes
 import functools
+import importlib
 import logging
 import mmap
 import os
@@ -42,6 +43,7 @@ import signal
 import sys
 import tempfile
 import traceback
+import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -49,18 +51,11 @@ from . import __version__
 from .basics import ARGUMENT, one_line
 from .output import write_output
 
-if TYPE_CHECKING:  # imported by `_import_the_pass`, once the arguments are parsed
-    import jax
-
+if TYPE_CHECKING:  # for annotations only: imported through `_lazy`
     from jaxlib.mlir.passmanager import PassManager
 
-    from . import io as bnio
-    from .diagnostics import Diagnostic, check as check_diagnostics
-    from .isolation import bounded_reading, death_message, read_seconds
-    from .memory import check_fits
-    from .passes import build_pass_manager, run_pipeline
-    from .report import FoldError, FoldReport, Recorder
-    from .verification import verify
+    from .io import Format, Loaded
+    from .report import FoldReport
 
 __all__ = [
     "EXIT_INPUT_ERROR",
@@ -263,24 +258,28 @@ class _Failure(Exception):
     """A problem already worded for the user."""
 
 
-def _import_the_pass() -> None:
-    """Import jax, jaxlib's MLIR and the pass (about 2 s) into this module's namespace.
-    Done once the arguments are parsed, so that `--help`, `--version` and usage errors
-    answer at once, and, under `console_main`, in the child: the parent never has JAX's
-    threads when it forks, and an interrupt while they load is the child's (exit 130)."""
-    global jax, PassManager, bnio, Diagnostic, check_diagnostics, bounded_reading
-    global death_message, read_seconds, check_fits, build_pass_manager, run_pipeline
-    global FoldError, FoldReport, Recorder, verify
-    import jax
-    from jaxlib.mlir.passmanager import PassManager
+class _Modules:
+    """jax and the package's modules that import it (about 2 s), as attributes, each
+    imported the first time it is named (`_lazy.io`, `_lazy.session`). That is once the
+    arguments are parsed (`_import_the_pass`), so that `--help`, `--version` and usage
+    errors answer at once, and, under `console_main`, in the child: the parent never has
+    JAX's threads when it forks, and an interrupt while they load is the child's (exit 130)."""
 
-    from . import io as bnio
-    from .diagnostics import Diagnostic, check as check_diagnostics
-    from .isolation import bounded_reading, death_message, read_seconds
-    from .memory import check_fits
-    from .passes import build_pass_manager, run_pipeline
-    from .report import FoldError, FoldReport, Recorder
-    from .verification import verify
+    def __getattr__(self, name: str) -> types.ModuleType:
+        module = importlib.import_module(name if name == "jax" else f".{name}", __package__)
+        setattr(self, name, module)
+        return module
+
+
+_lazy = _Modules()
+
+_THE_PASS = ("jax", "diagnostics", "io", "isolation", "memory", "passes", "report", "session", "verification")
+
+
+def _import_the_pass() -> None:
+    """Import every module `main` uses through `_lazy`, now."""
+    for name in _THE_PASS:
+        getattr(_lazy, name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,15 +299,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:  # a bad pipeline is a usage error, found before the input is read
-        build_pass_manager(bnio.make_context(), pipeline, Recorder())
-    except FoldError as error:
+        _lazy.passes.build_pass_manager(_lazy.io.make_context(), pipeline, _lazy.report.Recorder())
+    except _lazy.report.FoldError as error:
         parser.error(str(error))
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     else:
         # XLA logs INFO lines to stderr when --verify starts the CPU backend; the CLI's
         # stderr is for its own one-line messages.
-        jax.config.update("jax_logging_level", "WARNING")
+        _lazy.jax.config.update("jax_logging_level", "WARNING")
     try:
         return _run(args, pipeline)
     except _Failure as failure:
@@ -331,10 +330,10 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     try:
         chunks = _inputs(args, source)
-    except FoldError as error:
+    except _lazy.report.FoldError as error:
         raise _Failure(_say(str(error))) from None
-    outputs: list[bnio.Loaded | str | bytes] = []
-    report = FoldReport()
+    outputs: list[Loaded | str | bytes] = []
+    report = _lazy.report.FoldReport()
     failed = unverified = False
     errors: list[str] = []  # under --verify-diagnostics, checked instead of printed
     for chunk in chunks:
@@ -342,12 +341,12 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
+                whole = _lazy.io.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
                 if args.elide is not None:  # what is written; `whole` is what is verified
-                    output = bnio.dump(loaded, large_elements_limit=args.elide, **_printing(args))
+                    output = _lazy.io.dump(loaded, large_elements_limit=args.elide, **_printing(args))
                 else:
                     output = whole
-        except FoldError as error:
+        except _lazy.report.FoldError as error:
             if args.verify_diagnostics:
                 errors.append(str(error))
                 continue
@@ -360,8 +359,8 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
         report = report.merged(chunk_report)
         if args.verify:
             _doing("verifying", source)
-            original = bnio.read_file(args.input) if chunk is None else chunk
-            verification = verify(original, whole)
+            original = _lazy.io.read_file(args.input) if chunk is None else chunk
+            verification = _lazy.verification.verify(original, whole)
             for line in verification.lines():
                 print(one_line(f"{source}: {line}"), file=sys.stderr)
             unverified |= not verification.ok
@@ -396,14 +395,15 @@ def _check_diagnostics(
     if args.split_input_file:  # each chunk is padded to its place in the file
         text = "\n".join(_merge_lines([c for c in chunks if isinstance(c, str)]))
     else:
-        data = bnio.read_file(args.input) if chunks == [None] else chunks[0]
+        data = _lazy.io.read_file(args.input) if chunks == [None] else chunks[0]
         data = data.encode() if isinstance(data, str) else data
-        text = "" if bnio.is_binary(data) else data.decode("utf-8", errors="replace")
-    produced = [Diagnostic("remark", where, what) for where, what in report.entries()]
+        text = "" if _lazy.io.is_binary(data) else data.decode("utf-8", errors="replace")
+    diagnostic = _lazy.diagnostics.Diagnostic
+    produced = [diagnostic("remark", where, what) for where, what in report.entries()]
     for error in errors:
         where, separator, message = error.partition(": error: ")
-        produced.append(Diagnostic("error", where, message) if separator else Diagnostic("error", "", error))
-    return check_diagnostics(text, source, produced)
+        produced.append(diagnostic("error", where, message) if separator else diagnostic("error", "", error))
+    return _lazy.diagnostics.check(text, source, produced)
 
 
 def _merge_lines(chunks: list[str]) -> list[str]:
@@ -425,44 +425,38 @@ def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
     when the input cannot be read, or folding it would not fit in memory (unless
     `--no-memory-check`)."""
     _doing("reading", source)
-    fits = (lambda *a, **k: None) if args.no_memory_check else check_fits
+    fits = (lambda *a, **k: None) if args.no_memory_check else _lazy.memory.check_fits
     if args.input != "-" and os.path.isfile(args.input) and not args.split_input_file:
-        fmt, _ = bnio.sniff_file(args.input)
+        fmt, _ = _lazy.io.sniff_file(args.input)
         fits(os.path.getsize(args.input), fmt, source)
         return [None]
-    data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input)
-    fits(len(data), bnio.sniff(data)[0], source, held=True)
-    if args.split_input_file and not bnio.is_binary(data):
+    data = sys.stdin.buffer.read() if args.input == "-" else _lazy.io.read_file(args.input)
+    fits(len(data), _lazy.io.sniff(data)[0], source, held=True)
+    if args.split_input_file and not _lazy.io.is_binary(data):
         try:
             return _chunks(data.decode("utf-8"))
         except UnicodeDecodeError:
-            raise FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
+            raise _lazy.report.FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
     return [data]
 
 
 def _process(
     data: str | bytes | None, source: str, pipeline: str, args: argparse.Namespace
-) -> tuple[bnio.Loaded, FoldReport]:
+) -> tuple[Loaded, FoldReport]:
     """Load `data` (None: the input file), run the pipeline, report."""
-    context = bnio.make_context()
+    context = _lazy.io.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
     if args.mlir_disable_threading:
         context.enable_multithreading(False)
-    seconds = read_seconds(len(data) if data is not None else os.path.getsize(args.input))
+    seconds = _lazy.isolation.read_seconds(len(data) if data is not None else os.path.getsize(args.input))
     _doing("reading", source, seconds=seconds)
     # In the child, a read that loops (a corrupted count in bytecode) ends by an alarm.
-    bounded = bounded_reading(seconds) if _status is not None else contextlib.nullcontext()
+    bounded = _lazy.isolation.bounded_reading(seconds) if _status is not None else contextlib.nullcontext()
     with _reader_stderr(), bounded:
-        if data is None:
-            loaded = bnio.load_file(args.input, context)
-        else:
-            loaded = bnio.load(data, context, source=source)
-    recorder = Recorder(source=source)
+        loaded = _lazy.session.load(data, context, source=source, path=args.input)
     _doing("folding", source)
-    with context:
-        if pipeline.strip():
-            run_pipeline(loaded.module, pipeline, recorder, functools.partial(_instrument, args))
-        return loaded, recorder.finish(loaded.module)
+    instrument = functools.partial(_instrument, args)
+    return loaded, _lazy.session.run(loaded.module, pipeline, source=source, instrument=instrument)
 
 
 def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
@@ -478,22 +472,22 @@ def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
         )
 
 
-def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
+def _output_format(loaded: Loaded, args: argparse.Namespace) -> Format:
     if not args.emit_bytecode:
-        return bnio.Format.TEXT
-    if loaded.format in (bnio.Format.PORTABLE, bnio.Format.EXPORTED):  # the same kind back
+        return _lazy.io.Format.TEXT
+    if loaded.format in (_lazy.io.Format.PORTABLE, _lazy.io.Format.EXPORTED):  # the same kind back
         return loaded.format
-    return bnio.Format.BYTECODE
+    return _lazy.io.Format.BYTECODE
 
 
 def _emitter(
-    outputs: list[bnio.Loaded | str | bytes], args: argparse.Namespace
+    outputs: list[Loaded | str | bytes], args: argparse.Namespace
 ) -> Callable[[BinaryIO], object]:
     """Writes the output to a binary file: one module streamed from its context, or the
     chunks already in memory, joined by '// -----' lines."""
-    if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
+    if len(outputs) == 1 and isinstance(outputs[0], _lazy.io.Loaded):
         loaded = outputs[0]
-        return lambda file: bnio.write(
+        return lambda file: _lazy.io.write(
             loaded,
             file,
             _output_format(loaded, args),
@@ -523,12 +517,11 @@ def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
     """Have `emit` write the output to `path` (- for stdout) without destroying what is
     not ours (`output.write_output`): a failure leaves no partial output, and the parent
     removes a temporary file the child named should the child die."""
-    _import_the_pass()  # FoldError, for the except clause below
     where = "<stdout>" if path in ("-", "/dev/stdout") else path
     _doing("writing", where)
     try:
         write_output(path, emit, lambda temporary: _doing("writing", where, temporary))
-    except FoldError as error:
+    except _lazy.report.FoldError as error:
         raise _Failure(_say(str(error))) from None
     except OSError as error:  # one line, whatever the system refused: ENOSPC, EACCES, EISDIR
         raise _Failure(one_line(f"{PROG}: error: {where}: cannot write: {error.strerror or error}")) from None
@@ -676,8 +669,7 @@ def _ended(wait_status: int) -> int:
         return 128 + number
     _capture.seek(0)
     printed = _capture.read().decode(errors="replace")
-    _import_the_pass()  # death_message
-    print(_say(death_message(phase, file, number, printed, float(seconds or 0))), file=sys.stderr)
+    print(_say(_lazy.isolation.death_message(phase, file, number, printed, float(seconds or 0))), file=sys.stderr)
     return EXIT_INPUT_ERROR
 
 

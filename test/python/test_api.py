@@ -33,7 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
-from jaxlib.mlir import ir
+from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
 import stablehlo_bnfold
@@ -128,6 +128,27 @@ def test_ir_module_is_rewritten_in_place_and_returned():
     assert count_batch_norms(module) == 0
     assert report.folded == 1
     assert str(module) == _folded_text(CONV_BN)
+
+
+def test_an_ir_module_of_vhlo_ops_is_legalized_and_folded_like_its_stablehlo():
+    module = _parse(read_testdata(CONV_BN))
+    stablehlo.register_stablehlo_passes()
+    with module.context:
+        passmanager.PassManager.parse("builtin.module(stablehlo-legalize-to-vhlo)").run(module.operation)
+    assert "vhlo.func_v1" in str(module)
+    result, report = stablehlo_bnfold.fold_batch_norm(module, with_report=True)
+    assert result is module
+    assert report.folded == 1
+    assert count_batch_norms(module) == 0
+    assert "vhlo." not in str(module)
+
+
+def test_an_ir_module_that_does_not_verify_raises_fold_error_naming_the_problem():
+    module = _parse(read_testdata(CONV_BN))
+    with module.context:  # a second @main: the module's symbol table does not verify
+        module.body.operations[0].operation.clone(ip=ir.InsertionPoint(module.body))
+    with pytest.raises(FoldError, match=r"^<input>:\d+:\d+: error: redefinition of symbol named 'main'$"):
+        stablehlo_bnfold.fold_batch_norm(module)
 
 
 # ----- jax.export ----------------------------------------------------------------------------
