@@ -1,6 +1,6 @@
 """`fold_batch_norm`: what the API takes and gives back (an `Exported`, an `ir.Module`,
 text or bytes), whether it reads them in a child process (`trusted`), and the proof on
-XLA (`verify=True`). The fold itself is `session`'s, the child process `isolation`'s.
+XLA (`verify=True`). The fold itself is `session`'s, the child process `sandbox`'s.
 
 Nothing here imports jax or jaxlib until `fold_batch_norm` is called, so that
 `import stablehlo_bnfold` and the command's `--help` stay fast (test_startup.py).
@@ -61,7 +61,7 @@ def fold_batch_norm(
     `str` and `bytes` are folded in a forked child process: jaxlib's C++ readers crash on
     some corrupted bytes and loop without end on others, and MLIR's text parser overflows
     the stack on deeply nested regions (a `stablehlo.case` 3,000 deep); there a crash or a
-    read that takes longer than `stablehlo_bnfold.isolation.read_seconds(len(data))` (30 s
+    read that takes longer than `stablehlo_bnfold.sandbox.read_seconds(len(data))` (30 s
     and more) is a `FoldError`, not the end of the caller's process. That costs a fork and
     a copy of the output (about 0.25 s on ResNet-50, docs/reliability.md). `trusted`
     chooses: by default (`None`) `str` and `bytes` are untrusted and an `Exported` is
@@ -77,7 +77,7 @@ def fold_batch_norm(
     from jaxlib.mlir import ir
 
     from . import exported as _exported
-    from . import isolation as _isolation
+    from . import sandbox as _sandbox
     from . import session as _session
     from .report import FoldError
 
@@ -116,7 +116,7 @@ def fold_batch_norm(
             # text parser recurses once per nested region (a stablehlo.case 3,000 deep
             # overflows the stack): read them in a child process, where neither a crash
             # nor a hang can reach the caller.
-            report, out = _isolation.run(fold, source="<input>", size=len(data))
+            report, out = _sandbox.run(fold, source="<input>", size=len(data))
         else:
             buffer = _stdio.BytesIO()
             report, out = fold(buffer), buffer.getvalue()

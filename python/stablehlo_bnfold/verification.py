@@ -56,7 +56,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from . import exported as _exported
 from . import io as _io
-from . import isolation as _isolation
+from . import sandbox as _sandbox
 from . import session as _session
 from .constants import float_dtype
 from .report import FoldError
@@ -507,9 +507,9 @@ def _text(module) -> str:
     if isinstance(module, (str, bytes)):
         # jaxlib's bytecode readers crash or loop on some corrupted bytes, and MLIR's text
         # parser overflows the stack on deep nesting: read them in a child process
-        # (stablehlo_bnfold.isolation), as fold_batch_norm does.
+        # (stablehlo_bnfold.sandbox), as fold_batch_norm does.
         try:
-            _, text = _isolation.run(
+            _, text = _sandbox.run(
                 functools.partial(_session.fold_into, module, pipeline="", fmt=_io.Format.TEXT),
                 source="<input>",
                 size=len(module),

@@ -37,7 +37,7 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
 import stablehlo_bnfold
-from stablehlo_bnfold import FoldError, FoldReport, isolation
+from stablehlo_bnfold import FoldError, FoldReport, sandbox
 from stablehlo_bnfold.constants import read_dense, round_to
 from stablehlo_bnfold.verification import TOLERANCE
 
@@ -362,8 +362,8 @@ def test_bad_input_raises_fold_error_with_a_one_line_message_and_prints_nothing(
 def test_binary_input_is_folded_in_a_child_unless_trusted_and_gives_the_same_bytes(monkeypatch, make):
     data = make(read_testdata(CONV_BN))
     children = []
-    run = isolation.run
-    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    run = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
     in_child, report = stablehlo_bnfold.fold_batch_norm(data, with_report=True)
     assert children == [len(data)]
     in_process, trusted_report = stablehlo_bnfold.fold_batch_norm(data, with_report=True, trusted=True)
@@ -381,8 +381,8 @@ def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch
     # would only add a fork and a copy; trusted=False asks for one (an Exported
     # deserialized from someone else's bytes).
     children = []
-    run = isolation.run
-    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    run = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
     in_process = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
     assert children == []
     in_child = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm, trusted=False)
@@ -391,7 +391,7 @@ def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch
 
 
 def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():
-    # Bytecode is folded in a forked child (stablehlo_bnfold.isolation). JAX gives every
+    # Bytecode is folded in a forked child (stablehlo_bnfold.sandbox). JAX gives every
     # context one thread pool; once its worker threads have started here, they are missing
     # in the child, and MLIR's verifier there waited for them for ever (found on
     # MobileNetV2; bounded by the read alarm, made 10 s here). In a fresh Python, whose
@@ -402,9 +402,9 @@ import sys
 sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
-import stablehlo_bnfold, stablehlo_bnfold.isolation
+import stablehlo_bnfold, stablehlo_bnfold.sandbox
 from test_cli import EXAMPLE, bytecode_of
-stablehlo_bnfold.isolation.READ_SECONDS = 10
+stablehlo_bnfold.sandbox.READ_SECONDS = 10
 functions = "\\n".join(
     f"func.func @f{{i}}(%x: tensor<2xf32>) -> tensor<2xf32> {{{{ return %x : tensor<2xf32> }}}}"
     for i in range(8)
