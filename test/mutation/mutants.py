@@ -60,8 +60,10 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     ),
     "channels": (("channels.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
     "constants": (("constants.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
-    "io": (("io.py",), (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT,
-                        ("pytest", PY + "test_fuzz.py"))),
+    "io": (
+        ("io/__init__.py", "io/reader.py", "io/resources.py", "io/writer.py"),
+        (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT, ("pytest", PY + "test_fuzz.py")),
+    ),
     "report": (("report.py",), (("pytest", PY + "test_report.py"), LIT, ("pytest", PY + "test_api.py"))),
     "cli": (
         ("cli.py",),
