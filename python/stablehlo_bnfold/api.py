@@ -9,7 +9,7 @@ Nothing here imports jax or jaxlib until `fold_batch_norm` is called, so that
 from __future__ import annotations
 
 import functools
-import io as _stdio
+import io
 import os
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
@@ -118,7 +118,7 @@ def fold_batch_norm(
             # nor a hang can reach the caller.
             report, out = _sandbox.run(fold, source="<input>", size=len(data))
         else:
-            buffer = _stdio.BytesIO()
+            buffer = io.BytesIO()
             report, out = fold(buffer), buffer.getvalue()
         if isinstance(data, str):
             out = out.decode()

@@ -83,7 +83,7 @@ def fold_into(
     `pipeline` on it and write it to the binary file `output` in `fmt`, by default the
     format it came in; the report.
 
-    >>> buffer = _stdio.BytesIO(); report = fold_into(text, buffer)  # doctest: +SKIP
+    >>> buffer = BytesIO(); report = fold_into(text, buffer)  # doctest: +SKIP
     """
     context = io.make_context()
     with reading():
