@@ -37,7 +37,6 @@ import gc
 import io
 import mmap
 import os
-import pickle
 import signal
 import sys
 import tempfile
@@ -251,7 +250,10 @@ def run(work: Work[_T], *, source: str, size: int) -> tuple[_T, bytes]:
     if not hasattr(os, "fork"):
         output = io.BytesIO()
         return work(output, contextlib.nullcontext), output.getvalue()
-    # Imported here, not in the child: a lock another thread held at the fork would hang it.
+    # Imported here, not in the child: a lock another thread held at the fork would hang
+    # it. Not at the top: the command's parent (`command`) does without them.
+    import pickle
+
     from jax._src.interpreters import mlir as jax_mlir  # noqa: F401
     from jaxlib.mlir import ir  # noqa: F401
 
@@ -305,11 +307,12 @@ def _run_child(
 ) -> int:
     """A child of `run`: work, send back what came of it, pickled."""
     # The alarm runs from here, not from the read: until then the child makes a context,
-    # and a lock another thread of the parent held at the fork would hang it there. jax
-    # and jaxlib are imported already (`run`).
+    # and a lock another thread of the parent held at the fork would hang it there.
     bound = contextlib.ExitStack()
     bound.enter_context(bounded_reading(seconds))
     os.dup2(printed.fileno(), 2)  # LLVM's fatal errors, logging: the parent sees them
+    import pickle  # all three imported by `run` before the fork: no import runs here
+
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir import ir
 
