@@ -43,7 +43,8 @@ def fold_batch_norm(
     `module` may be
     - a `jax.export.Exported`: a new `Exported` is returned, which still `.call()`s and
       `.serialize()`s; the argument is not changed;
-    - a jaxlib `ir.Module`: rewritten in place and returned;
+    - a jaxlib `ir.Module`: rewritten in place and returned (VHLO ops legalized to
+      StableHLO and the module verified first, as for the other kinds);
     - `str` MLIR text: text is returned;
     - `bytes`, MLIR bytecode, a StableHLO portable artifact or an `Exported.serialize()`:
       the same format is returned (a portable artifact keeps its StableHLO version).
