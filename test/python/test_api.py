@@ -143,12 +143,15 @@ def test_an_ir_module_of_vhlo_ops_is_legalized_and_folded_like_its_stablehlo():
     assert "vhlo." not in str(module)
 
 
-def test_an_ir_module_that_does_not_verify_raises_fold_error_naming_the_problem():
+@pytest.mark.parametrize("verify", [False, True])
+def test_an_ir_module_that_does_not_verify_raises_fold_error_naming_the_problem(verify):
+    # With verify=True the module used to be printed and parsed back for a copy, which
+    # raised MLIRError, not FoldError.
     module = _parse(read_testdata(CONV_BN))
     with module.context:  # a second @main: the module's symbol table does not verify
         module.body.operations[0].operation.clone(ip=ir.InsertionPoint(module.body))
     with pytest.raises(FoldError, match=r"^<input>:\d+:\d+: error: redefinition of symbol named 'main'$"):
-        stablehlo_bnfold.fold_batch_norm(module)
+        stablehlo_bnfold.fold_batch_norm(module, verify=verify)
 
 
 # ----- jax.export ----------------------------------------------------------------------------
