@@ -106,16 +106,17 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     and the weights are of a supported float type, the weights at least as wide as the
     activation and result, a constant (or, in the graph, not computed by a linear op, and
     not grouped), and finite; with steps in the graph, the chain's constants are finite in
-    the activation's type; the fold removes an activation-sized op; the bias adds it needs
-    (none where the shift is zero or merges into the consumer's own bias add) are fewer than
-    the chain's ops and none is on a result larger than the input, else s is not all ones,
-    everything is a constant and no s is zero (the shift stays as x + t / s), and t / s is
-    finite in the activation's type; for each consumer, the bias and K * s are finite in
-    their element types (in the graph, the scale and shift, where they are constants, in the
-    weights' type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most
-    eps of sum |K * t| per output feature. A chain that stops at a per-feature op it cannot
-    fold (a NaN variance under the bias add) and is refused for cost is reported with that
-    op's reason.
+    the activation's type; the fold removes an activation-sized op; where the convolution
+    pads or dilates its input, or the bias adds the fold needs (none where the shift is zero
+    or merges into the consumer's own bias add) are not fewer than the chain's ops or one is
+    on a result larger than the input, the shift stays in front as x + t / s, which needs s
+    not all ones (and, where it stays for the bias adds, two removed ops or more),
+    everything a constant and no s zero, and t / s finite in the activation's type; for each
+    consumer, the bias and K * s are finite in their element types (in the graph, the scale
+    and shift, where they are constants, in the weights' type), and with x + t / s, rounding
+    K * s, magnified by t / s, errs by at most eps of sum |K * t| per output feature. A
+    chain that stops at a per-feature op it cannot fold (a NaN variance under the bias add)
+    and is refused for cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
