@@ -28,8 +28,7 @@ from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
-from stablehlo_bnfold.patterns.affine import DATA_DEPENDENT, WEIGHTS_ARE_ACTIVATIONS
-from stablehlo_bnfold.patterns.left import NO_LINEAR_OP
+from stablehlo_bnfold.fold.reasons import DATA_DEPENDENT, NO_LINEAR_OP, WEIGHTS_ARE_ACTIVATIONS
 
 
 def _activation_ops(text: str, name: str, at_least: int) -> int:

@@ -31,6 +31,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..fold import reasons
+
 from ..channels import (
     LinearLayout,
     Narrow,
@@ -46,9 +48,6 @@ from .base import FoldRewriter, Outcome
 __all__ = [
     "AFFINE_OPS",
     "CHAIN_OPS",
-    "DATA_DEPENDENT",
-    "NARROW_WEIGHTS",
-    "WEIGHTS_ARE_ACTIVATIONS",
     "AffineChain",
     "LinearChain",
     "PerChannel",
@@ -67,9 +66,6 @@ __all__ = [
 ]
 
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
-
-NARROW_WEIGHTS = "weights are narrower than the computation: folding would round them again"
-"""Why weights in a narrower type than the values they are multiplied with are not scaled."""
 
 AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
 """Elementwise ops that are a per-channel affine map when one operand is per-channel."""
@@ -151,20 +147,20 @@ def chain_bias(
         return np.zeros(channels)
     bias = per_channel(chain.bias_value, feature, channels, in_graph)
     if bias is None:
-        return "bias is not a per-channel constant"
+        return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):
-        return "bias is not finite"
+        return reasons.BIAS_NOT_FINITE
     return bias
 
 
 def _chain_users_reason(chain: LinearChain) -> str | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
-        return "bias add result has other users"
+        return reasons.BIAS_ADD_USERS
     if not single_user(chain.linear_value) or not all(
         single_user(linear.result) for linear in chain.branches
     ):
-        return "producer result has other users"
+        return reasons.PRODUCER_USERS
     return None
 
 
@@ -197,29 +193,26 @@ def weights_of(
 def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
     layout = linear_layout(linear, feature)
     if layout is None:
-        return "feature_index is not the output-feature dimension"
+        return reasons.NOT_OUTPUT_FEATURE
     value = linear.operands[layout.weight_operand]
     tensor_type = ir.RankedTensorType(value.type)
     dtype = float_dtype(tensor_type.element_type)
     if dtype is None:
-        return "weight element type is not f16, bf16, f32 or f64"
+        return reasons.WEIGHT_ELEMENT_TYPE
     if dtype.itemsize < float_dtype(ir.ShapedType(linear.result.type).element_type).itemsize:
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
-        return NARROW_WEIGHTS
+        return reasons.NARROW_WEIGHTS
     attr = constant_attr(value)
     if attr is None and not in_graph:
-        return "weights are not a constant"
+        return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
         # multiply on k, another activation: nothing is removed.
-        return WEIGHTS_ARE_ACTIVATIONS
+        return reasons.WEIGHTS_ARE_ACTIVATIONS
     values = None if attr is None else read_dense(attr)
     return Weights(layout, value, values, tensor_type, dtype)
 
-
-WEIGHTS_ARE_ACTIVATIONS = "weights are computed by a linear op: the op would only move onto them"
-"""Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
 
 
 def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
@@ -239,10 +232,6 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
         pending.extend(owner.operands)
     return False
 
-
-DATA_DEPENDENT = "per-channel value is computed from the data: folding would make the weights depend on it"
-"""Why a per-channel value that is not a parameter (a squeeze-excite gate, attention
-weights, a per-token statistic) is not folded into weights."""
 
 _PARAMETER_OPS = frozenset({
     "stablehlo.constant", "arith.constant", "stablehlo.iota",
@@ -381,7 +370,7 @@ def fold_affine(
     in_case = chain.linear_value != chain.linear.result
     if in_case and not weights_exact:
         # The factor is computed after the case; the branches cannot see it.
-        return rw.skip(root, "weights in case branches are not constants")
+        return rw.skip(root, reasons.CASE_WEIGHTS_NOT_CONSTANT)
     builders = []
     for linear, branch_weights in zip(chain.branches, weights or ()):
         if scale is None:
@@ -396,7 +385,7 @@ def fold_affine(
     else:
         bias = rw.vector(shift, channels, element_type)
     if bias is None:
-        return rw.skip(root, "folded bias overflows its element type")
+        return rw.skip(root, reasons.FOLDED_BIAS_OVERFLOW)
 
     linear_result = chain.linear_value
     for linear, index, build in builders:
@@ -422,13 +411,13 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
         values = scale_along(weights.values, scale, axis, weights.dtype)
         if values is None:
             if not np.all(np.isfinite(weights.values)):
-                return "weights are not finite"
-            return "folded weights overflow their element type"
+                return reasons.WEIGHTS_NOT_FINITE
+            return reasons.FOLDED_WEIGHTS_OVERFLOW
         return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
     if isinstance(scale, np.ndarray) and round_to(weights.dtype, np.broadcast_to(scale, (channels,))) is None:
         # In the graph the factor is a constant of the weights' type: one that does not
         # fit would make rw.vector give nothing to broadcast (an internal error).
-        return "folded weights overflow their element type"
+        return reasons.FOLDED_WEIGHTS_OVERFLOW
 
     return lambda: rw.scaled(weights.value, scale, axis)
 
@@ -470,22 +459,22 @@ def affine_step(
             return None
         stats = [constant_f64(v) for v in (op.scale, op.offset, op.mean, op.variance)]
         if any(s is None for s in stats):
-            return "batch-norm operands are not constants"
+            return reasons.BN_NOT_CONSTANT
         scale, offset, mean, variance = stats
         denominator = variance + float(ir.FloatAttr(op.epsilon).value)
         if not all(np.all(np.isfinite(a)) for a in stats):
-            return "batch-norm operands are not finite"
+            return reasons.BN_NOT_FINITE
         if not np.all(denominator > 0):
-            return "variance + epsilon is not positive"
+            return reasons.VARIANCE_NOT_POSITIVE
         s = scale / np.sqrt(denominator)
         return s, offset - mean * s
     c = per_channel_f64(constant, feature, channels)
     if c is None:
         return None
     if not np.all(np.isfinite(c)):
-        return "per-channel factor is not finite"
+        return reasons.FACTOR_NOT_FINITE
     if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
-        return "per-channel divisor has a zero"
+        return reasons.DIVISOR_ZERO
     if isinstance(op, stablehlo.MulOp):
         return c, zeros
     if isinstance(op, stablehlo.DivOp):
@@ -636,7 +625,7 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
         narrow = per_channel_source(other, feature, channels)
         if narrow is not None and narrow.value != other:
             if computed_from_data(narrow.value):
-                return DATA_DEPENDENT
+                return reasons.DATA_DEPENDENT
             return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
     return None
 

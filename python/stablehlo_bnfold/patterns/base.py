@@ -58,7 +58,7 @@ class FoldRewriter:
         the pattern built on the way."""
         self.discard_created()
         _log.debug("%s: not folded: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.skip(op, self._pattern, reason)
+        self._recorder.skip(op, self._pattern, str(reason))
         return Outcome.SKIPPED
 
     def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
@@ -227,7 +227,7 @@ class FoldRewriter:
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.keep(op, self._pattern, reason)
+        self._recorder.keep(op, self._pattern, str(reason))
 
     def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
         """Replace `op`'s single result with an existing `value` (no fold is recorded)."""

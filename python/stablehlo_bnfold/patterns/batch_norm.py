@@ -17,6 +17,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..fold import reasons
+
 from ..channels import Narrow
 from ..constants import constant_f64, float_dtype
 from .affine import (
@@ -51,14 +53,14 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     """
     result_type = ir.RankedTensorType(bn.result.type)
     if float_dtype(result_type.element_type) is None:
-        return rw.skip(bn, "element type is not f16, bf16, f32 or f64")
+        return rw.skip(bn, reasons.ELEMENT_TYPE)
     feature = bn.feature_index.value
     if result_type.is_dynamic_dim(feature):
-        return rw.skip(bn, "feature dimension is dynamic")
+        return rw.skip(bn, reasons.FEATURE_DYNAMIC)
     channels = result_type.shape[feature]
     chain = linear_chain(bn.operand)
     if chain is None:
-        return rw.skip(bn, "operand is not a convolution or dot_general")
+        return rw.skip(bn, reasons.NOT_LINEAR)
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(bn, bias)
@@ -67,15 +69,15 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
         return rw.skip(bn, weights)
     stats = _statistics(bn, channels, rw.in_graph)
     if stats is None:
-        return rw.skip(bn, "batch-norm operands are not constants")
+        return rw.skip(bn, reasons.BN_NOT_CONSTANT)
     scale, offset, mean, variance = stats
     epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
     known = [a for a in stats if isinstance(a, np.ndarray)]
     if not all(np.all(np.isfinite(a)) for a in known):
-        return rw.skip(bn, "batch-norm operands are not finite")
+        return rw.skip(bn, reasons.BN_NOT_FINITE)
     denominator = combine(rw, np.add, variance, epsilon, bn.result)
     if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
-        return rw.skip(bn, "variance + epsilon is not positive")
+        return rw.skip(bn, reasons.VARIANCE_NOT_POSITIVE)
     s = combine(rw, np.divide, scale, square_root(rw, denominator, bn.result), bn.result)
     centred = combine(rw, np.subtract, bias, mean, bn.result)
     shift = combine(rw, np.add, offset, combine(rw, np.multiply, centred, s, bn.result), bn.result)

@@ -13,6 +13,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..fold import reasons
+
 from ..channels import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from .affine import chain_bias, combine, fold_affine, linear_chain
@@ -29,24 +31,24 @@ __all__ = [
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
-        return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
+        return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
     if sign > 0 and not any(_has_bias_add(op.operands[i]) for i, _ in orders):
         # Decided before any per-channel analysis: most such adds are the ones this pass
         # builds, L + broadcast_in_dim(b).
-        return rw.not_candidate(op, "no linear op plus a bias on either side")
+        return rw.not_candidate(op, reasons.NO_BIAS_ADD)
     match = match_per_channel(op, orders, rw.in_graph)
     if match is None:
-        return rw.not_candidate(op, "not a linear op plus a per-channel value")
+        return rw.not_candidate(op, reasons.NOT_LINEAR_PLUS_PER_CHANNEL)
     chain, feature, shift = match
     if sign > 0 and chain.bias_add is None:
-        return rw.not_candidate(op, "already a single bias add")
+        return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
     bias = chain_bias(chain, feature, channels, rw.in_graph)
     if isinstance(bias, str):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
-        return rw.skip(op, "per-channel shift is not finite")
+        return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
     return fold_affine(rw, op, chain, feature, None, combine(rw, ufunc, bias, shift, op.result), None)
 
@@ -89,12 +91,12 @@ def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcom
     """
     inner = op.operand.owner
     if not isinstance(inner, stablehlo.ReshapeOp):
-        return rw.not_candidate(op, "operand is not a reshape")
+        return rw.not_candidate(op, reasons.NOT_RESHAPE)
     source = inner.operand
     if source.type != op.result.type:
-        return rw.not_candidate(op, "the reshapes do not restore the shape")
+        return rw.not_candidate(op, reasons.RESHAPES_CHANGE_SHAPE)
     if linear_chain(source) is None:
-        return rw.not_candidate(op, "not after a linear op")
+        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
     return rw.replaced(op, source)
 
 
@@ -110,11 +112,11 @@ def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRew
     and the shape operand is y's shape; y is a linear op or a linear op plus a bias.
     """
     if op.result.type != op.operand.type:
-        return rw.not_candidate(op, "the broadcast changes the type")
+        return rw.not_candidate(op, reasons.BROADCAST_CHANGES_TYPE)
     if not broadcasts_onto_own_shape(op):
-        return rw.not_candidate(op, "the shape is not provably the operand's own")
+        return rw.not_candidate(op, reasons.SHAPE_NOT_OWN)
     if linear_chain(op.operand) is None:
-        return rw.not_candidate(op, "not after a linear op")
+        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
     return rw.replaced(op, op.operand)
 
 

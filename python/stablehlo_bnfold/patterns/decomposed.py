@@ -13,11 +13,11 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..fold import reasons
+
 from ..channels import Narrow, linear_layout, per_channel_f64, per_feature_block_f64, single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
 from .affine import (
-    DATA_DEPENDENT,
-    NARROW_WEIGHTS,
     LinearChain,
     PerChannel,
     Weights,
@@ -101,14 +101,14 @@ def _onto_weights(
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     """The shared body of the multiply and divide patterns (their conditions are the same)."""
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
-        return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
+        return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
     matches = per_channel_matches(op, orders, rw.in_graph)
     if not matches:
         return _fold_scalar_over_block_bias(op, rw, orders, divide)
     factor = matches[0][2]
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
-        return rw.skip(op, DATA_DEPENDENT)
+        return rw.skip(op, reasons.DATA_DEPENDENT)
     match = _onto_weights(matches, rw)
     if isinstance(match, str):
         return rw.skip(op, match)
@@ -116,9 +116,9 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     channels = ir.RankedTensorType(op.result.type).shape[feature]
     if isinstance(factor, np.ndarray):
         if not np.all(np.isfinite(factor)):
-            return rw.skip(op, "per-channel factor is not finite")
+            return rw.skip(op, reasons.FACTOR_NOT_FINITE)
         if divide and not np.all(factor != 0):
-            return rw.skip(op, "per-channel divisor has a zero")
+            return rw.skip(op, reasons.DIVISOR_ZERO)
     if divide:
         factor = combine(rw, np.divide, np.ones(channels), factor, op.result)
     shift = combine(rw, np.multiply, bias, factor, op.result)
@@ -149,31 +149,31 @@ def _fold_scalar_over_block_bias(
         if block is None:
             continue
         if not (single_user(chain.bias_add.result) and single_user(linear.result)):
-            return rw.skip(op, "bias add result has other users")
+            return rw.skip(op, reasons.BIAS_ADD_USERS)
         c = float(factor[0])
         if not np.isfinite(c) or not np.all(np.isfinite(block)):
-            return rw.skip(op, "per-channel factor is not finite")
+            return rw.skip(op, reasons.FACTOR_NOT_FINITE)
         if divide and c == 0:
-            return rw.skip(op, "per-channel divisor has a zero")
+            return rw.skip(op, reasons.DIVISOR_ZERO)
         c = 1.0 / c if divide else c
         weights = linear.operands[weight_operand]
         weights_type = ir.RankedTensorType(weights.type)
         dtype = float_dtype(weights_type.element_type)
         result_dtype = float_dtype(ir.RankedTensorType(op.result.type).element_type)
         if dtype is None or dtype.itemsize < result_dtype.itemsize:
-            return rw.skip(op, NARROW_WEIGHTS)
+            return rw.skip(op, reasons.NARROW_WEIGHTS)
         stored = read_dense(constant_attr(weights))
         scaled = None if stored is None else round_to(dtype, stored.astype(np.float64) * c)
         bias = round_to(result_dtype, block * c)
         if scaled is None or bias is None:
-            return rw.skip(op, "folded weights overflow their element type")
+            return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
         new_weights = rw.constant(scaled, weights_type, weights.owner.location)
         result = rw.with_operand(linear, weight_operand, new_weights)
         element = ir.RankedTensorType(op.result.type).element_type
         vector = rw.constant(bias, ir.RankedTensorType.get(list(bias.shape), element), op.location)
         added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(dims)))
         return rw.folded(op, added, linear)
-    return rw.not_candidate(op, "not a linear op times a per-channel value")
+    return rw.not_candidate(op, reasons.NOT_LINEAR_TIMES_PER_CHANNEL)
 
 
 def _uniform(value: ir.Value) -> np.ndarray | None:

@@ -61,10 +61,9 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from ..fold.reasons import NARROW_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
 from .affine import (
     CHAIN_OPS,
-    NARROW_WEIGHTS,
-    WEIGHTS_ARE_ACTIVATIONS,
     AffineChain,
     PerChannel,
     affine_chain,

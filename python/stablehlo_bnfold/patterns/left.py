@@ -24,18 +24,14 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import per_channel_f64, per_channel_source, single_user
 from ..constants import float_dtype
+from ..fold.reasons import NO_LINEAR_OP
 from ..report import Recorder
 from .affine import AFFINE_OPS, computed_from_data, linear_chain
 
-__all__ = ["NO_LINEAR_OP", "REPORTER", "report_chains_left"]
+__all__ = ["REPORTER", "report_chains_left"]
 
 REPORTER = "stablehlo-fold-batch-norm"
 """The name report lines of chains left carry in place of a pattern's."""
-
-NO_LINEAR_OP = "no convolution or dot_general next to the chain"
-"""Why a per-channel chain that is no pattern's candidate stays; the line adds what it
-reads and what reads it."""
-
 
 def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: bool) -> None:
     """Record `NO_LINEAR_OP` for the outermost op of each per-channel chain in `function`
@@ -69,7 +65,7 @@ def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: boo
             continue  # L + b: the canonical form
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
-        recorder.keep(op, REPORTER, f"{NO_LINEAR_OP} (reads {reads}, read by {read_by})")
+        recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
 _LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")

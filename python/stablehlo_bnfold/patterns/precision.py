@@ -26,6 +26,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from ..fold import reasons
+
 from ..channels import linear_layout, single_user
 from ..constants import constant_attr, float_dtype, read_dense
 from .affine import AffineChain, LinearChain, Weights, affine_chain, chain_bias, fold_affine, linear_chain
@@ -50,19 +52,19 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     target = _float_element(op.result)
     wide = _float_element(op.operand)
     if target is None or wide is None or wide.itemsize <= target.itemsize:
-        return rw.not_candidate(op, "not a narrowing float convert")
+        return rw.not_candidate(op, reasons.NOT_NARROWING_CONVERT)
     island = _island(op.operand, target)
     if island is None and rw.in_graph and isinstance(_island(op.operand, target, True), tuple):
         # Weights as arguments: the chain's values are arguments too. Rounding W * s to T
         # in the graph could not be checked against the master weights.
-        return rw.skip(op, ISLAND_NOT_CONSTANT)
+        return rw.skip(op, reasons.ISLAND_NOT_CONSTANT)
     if island is None:
-        return rw.not_candidate(op, "no per-channel chain over a widening convert")
+        return rw.not_candidate(op, reasons.NO_ISLAND)
     if isinstance(island, str):
         return rw.skip(op, island)
     affine, widen, chain, feature = island
     if not single_user(widen.result):
-        return rw.skip(op, "widening convert result has other users")
+        return rw.skip(op, reasons.WIDEN_USERS)
     shape = ir.RankedTensorType(op.result.type).shape
     scale, shift = affine.affine()
     bias = chain_bias(chain, feature, shape[feature])
@@ -76,10 +78,6 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
 
 def _float_element(value: ir.Value) -> np.dtype | None:
     return float_dtype(ir.ShapedType(value.type).element_type)
-
-
-ISLAND_NOT_CONSTANT = "per-channel values of a mixed-precision chain are not constants"
-"""Why a chain over a widening convert whose values are function arguments stays."""
 
 
 def _island(
@@ -108,7 +106,7 @@ def _island(
             continue
         if linear_layout(chain.linear, feature) is not None:
             return affine, widen, chain, feature
-        reason = reason or "the chain is not per-channel constants along the output feature"
+        reason = reason or reasons.CHAIN_NOT_ALONG_FEATURE
     return reason
 
 
@@ -120,11 +118,11 @@ def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[W
         value = linear.operands[layout.weight_operand]
         convert = value.owner
         if not isinstance(convert, stablehlo.ConvertOp):
-            return "weights have no wider master copy: folding would round them again"
+            return reasons.NO_MASTER_WEIGHTS
         attr = constant_attr(convert.operand)
         master = _float_element(convert.operand)
         if attr is None or master is None or master.itemsize < wide.itemsize:
-            return "weights have no wider master copy: folding would round them again"
+            return reasons.NO_MASTER_WEIGHTS
         tensor_type = ir.RankedTensorType(value.type)
         found.append(
             Weights(layout, value, read_dense(attr), tensor_type, float_dtype(tensor_type.element_type))
