@@ -53,9 +53,9 @@ TESTDATA = ("pytest", PY + "test_testdata.py")
 # Families: which modules, and the test commands (cheapest first) that guard them.
 SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "patterns": (
-        ("patterns/affine.py", "patterns/batch_norm.py", "patterns/bias.py",
-         "patterns/decomposed.py", "patterns/input_side.py", "patterns/precision.py",
-         "patterns/base.py", "patterns/__init__.py"),
+        ("fold/affine_map.py", "fold/plan.py", "fold/rewriter.py",
+         "patterns/batch_norm.py", "patterns/bias.py", "patterns/decomposed.py",
+         "patterns/input_side.py", "patterns/precision.py", "patterns/__init__.py"),
         (UNIT, NUMERIC, LIT, TESTDATA),
     ),
     "channels": (("channels.py",), (UNIT, NUMERIC, LIT, TESTDATA)),

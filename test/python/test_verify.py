@@ -8,7 +8,7 @@ import pytest
 import stablehlo_bnfold
 from stablehlo_bnfold import cli
 from stablehlo_bnfold.verification import NOISE_FACTOR
-from stablehlo_bnfold.patterns import affine
+from stablehlo_bnfold.fold import plan
 
 from helpers import read_testdata
 
@@ -19,7 +19,7 @@ MODULE = "handwritten_nhwc_hwio_f32.mlir"
 def corrupt_folds(monkeypatch):
     """Make every exact fold change one element of the folded kernel, as a subtly wrong
     pass would."""
-    real = affine.scale_along
+    real = plan.scale_along
 
     def one_element_off(*args, **kwargs):
         values = real(*args, **kwargs)
@@ -27,7 +27,7 @@ def corrupt_folds(monkeypatch):
         values.reshape(-1)[0] += 0.5
         return values
 
-    monkeypatch.setattr(affine, "scale_along", one_element_off)
+    monkeypatch.setattr(plan, "scale_along", one_element_off)
 
 
 def test_verify_passes_a_correct_fold_and_names_each_output():

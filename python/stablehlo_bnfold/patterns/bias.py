@@ -13,12 +13,13 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..fold import reasons
-
 from ..channels import broadcasts_onto_own_shape
 from ..constants import float_dtype
-from .affine import chain_bias, combine, fold_affine, linear_chain
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold import reasons
+from ..fold.affine_map import biased_linear, chain_bias, per_channel_op
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 from .decomposed import match_per_channel
 
 __all__ = [
@@ -40,22 +41,26 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     match = match_per_channel(op, orders, rw.in_graph)
     if match is None:
         return rw.not_candidate(op, reasons.NOT_LINEAR_PLUS_PER_CHANNEL)
-    chain, feature, shift = match
-    if sign > 0 and chain.bias_add is None:
+    linear, feature, shift = match
+    if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(chain, feature, channels, rw.in_graph)
-    if isinstance(bias, str):
+    bias = chain_bias(linear, feature, channels, rw.in_graph)
+    if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
         return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
-    return fold_affine(rw, op, chain, feature, None, combine(rw, ufunc, bias, shift, op.result), None)
+    shift = per_channel_op(ufunc, bias, shift, op.result)
+    plan = plan_fold(op, linear, feature, scale=None, shift=shift, weights=None)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _has_bias_add(value: ir.Value) -> bool:
-    chain = linear_chain(value)
-    return chain is not None and chain.bias_add is not None
+    linear = biased_linear(value)
+    return linear is not None and linear.bias_add is not None
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
@@ -95,9 +100,9 @@ def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcom
     source = inner.operand
     if source.type != op.result.type:
         return rw.not_candidate(op, reasons.RESHAPES_CHANGE_SHAPE)
-    if linear_chain(source) is None:
+    if biased_linear(source) is None:
         return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
-    return rw.replaced(op, source)
+    return rw.removed(op, source)
 
 
 def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRewriter) -> Outcome:
@@ -115,9 +120,9 @@ def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRew
         return rw.not_candidate(op, reasons.BROADCAST_CHANGES_TYPE)
     if not broadcasts_onto_own_shape(op):
         return rw.not_candidate(op, reasons.SHAPE_NOT_OWN)
-    if linear_chain(op.operand) is None:
+    if biased_linear(op.operand) is None:
         return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
-    return rw.replaced(op, op.operand)
+    return rw.removed(op, op.operand)
 
 
 FOLD_SHIFT_INTO_BIAS = Pattern("fold_shift_into_bias", stablehlo.AddOp, fold_shift_into_bias)

@@ -13,23 +13,24 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..fold import reasons
-
 from ..channels import Narrow, linear_layout, per_channel_f64, per_feature_block_f64, single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
-from .affine import (
-    LinearChain,
+from ..fold import reasons
+from ..fold.affine_map import (
+    BiasedLinear,
     PerChannel,
     Weights,
+    biased_linear,
     chain_bias,
-    combine,
     computed_from_data,
-    fold_affine,
-    linear_chain,
+    factor_reason,
     per_channel,
+    per_channel_op,
     weights_of,
 )
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_DIVISOR_INTO_LINEAR",
@@ -41,7 +42,7 @@ __all__ = [
 
 def per_channel_matches(
     op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
-) -> list[tuple[LinearChain, int, PerChannel]]:
+) -> list[tuple[BiasedLinear, int, PerChannel]]:
     """Every (chain, feature, c) where, for one (chain operand, other operand) order, one
     operand of `op` is a linear chain (L, or L + b with b narrow along the feature: a
     residual add is none) and the other is per-channel along a dimension the chain's
@@ -50,7 +51,7 @@ def per_channel_matches(
     shape = ir.RankedTensorType(op.result.type).shape
     found = []
     for chain_index, other_index in orders:
-        chain = linear_chain(op.operands[chain_index])
+        chain = biased_linear(op.operands[chain_index])
         if chain is None:
             continue
         for feature in range(len(shape)):
@@ -70,15 +71,15 @@ def per_channel_matches(
 
 def match_per_channel(
     op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
-) -> tuple[LinearChain, int, PerChannel] | None:
+) -> tuple[BiasedLinear, int, PerChannel] | None:
     """The first of `per_channel_matches`, else None (not a candidate)."""
     matches = per_channel_matches(op, orders, in_graph)
     return matches[0] if matches else None
 
 
 def _onto_weights(
-    matches: list[tuple[LinearChain, int, PerChannel]], rw: FoldRewriter
-) -> tuple[LinearChain, int, PerChannel, PerChannel, tuple[Weights, ...]] | str:
+    matches: list[tuple[BiasedLinear, int, PerChannel]], rw: FoldRewriter
+) -> tuple[BiasedLinear, int, PerChannel, PerChannel, tuple[Weights, ...]] | Reason:
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
     of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
@@ -88,8 +89,8 @@ def _onto_weights(
     for chain, feature, factor in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
         bias = chain_bias(chain, feature, channels, rw.in_graph)
-        weights = bias if isinstance(bias, str) else weights_of(chain, feature, rw.in_graph)
-        if isinstance(weights, str):
+        weights = bias if isinstance(bias, Reason) else weights_of(chain, feature, rw.in_graph)
+        if isinstance(weights, Reason):
             reasons.append(weights)
             continue
         if all(w.values is not None for w in weights):
@@ -110,19 +111,20 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
         return rw.skip(op, reasons.DATA_DEPENDENT)
     match = _onto_weights(matches, rw)
-    if isinstance(match, str):
+    if isinstance(match, Reason):
         return rw.skip(op, match)
-    chain, feature, factor, bias, weights = match
+    linear, feature, factor, bias, weights = match
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    if isinstance(factor, np.ndarray):
-        if not np.all(np.isfinite(factor)):
-            return rw.skip(op, reasons.FACTOR_NOT_FINITE)
-        if divide and not np.all(factor != 0):
-            return rw.skip(op, reasons.DIVISOR_ZERO)
+    reason = factor_reason(factor, divide) if isinstance(factor, np.ndarray) else None
+    if reason is not None:
+        return rw.skip(op, reason)
     if divide:
-        factor = combine(rw, np.divide, np.ones(channels), factor, op.result)
-    shift = combine(rw, np.multiply, bias, factor, op.result)
-    return fold_affine(rw, op, chain, feature, factor, shift, weights)
+        factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
+    shift = per_channel_op(np.multiply, bias, factor, op.result)
+    plan = plan_fold(op, linear, feature, scale=factor, shift=shift, weights=weights)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _fold_scalar_over_block_bias(
@@ -133,7 +135,7 @@ def _fold_scalar_over_block_bias(
     sqrt(head_dim)` after a DenseGeneral with a [heads, head_dim] bias): exact path only
     (constant weights, one linear op), else not a candidate."""
     for chain_index, other_index in orders:
-        chain = linear_chain(op.operands[chain_index])
+        chain = biased_linear(op.operands[chain_index])
         factor = _uniform(op.operands[other_index]) if chain is not None else None
         if chain is None or factor is None or chain.bias_add is None or len(chain.branches) != 1:
             continue
@@ -150,11 +152,10 @@ def _fold_scalar_over_block_bias(
             continue
         if not (single_user(chain.bias_add.result) and single_user(linear.result)):
             return rw.skip(op, reasons.BIAS_ADD_USERS)
+        reason = reasons.FACTOR_NOT_FINITE if not np.all(np.isfinite(block)) else factor_reason(factor, divide)
+        if reason is not None:
+            return rw.skip(op, reason)
         c = float(factor[0])
-        if not np.isfinite(c) or not np.all(np.isfinite(block)):
-            return rw.skip(op, reasons.FACTOR_NOT_FINITE)
-        if divide and c == 0:
-            return rw.skip(op, reasons.DIVISOR_ZERO)
         c = 1.0 / c if divide else c
         weights = linear.operands[weight_operand]
         weights_type = ir.RankedTensorType(weights.type)
@@ -204,7 +205,7 @@ def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
 
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand is
     L or L + b and the other is per-channel; c, when not a constant, is a parameter, not
-    computed from the data (`affine.computed_from_data`: a squeeze-excite gate or an
+    computed from the data (`affine_map.computed_from_data`: a squeeze-excite gate or an
     attention weight would make the weights a run-time value); the multiply is the
     chain's only user (and L the bias add's); b is a finite per-channel constant; the
     weights are a float constant; c is finite; K * c and b * c are finite in their

@@ -61,18 +61,18 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
-from ..fold.reasons import NARROW_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
-from .affine import (
+from ..fold.affine_map import (
     CHAIN_OPS,
     AffineChain,
     PerChannel,
     affine_chain,
-    combine,
     computed_by_linear_op,
-    linear_chain,
     per_channel,
 )
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold.affine_map import biased_linear as linear_chain
+from ..fold.plan import combine
+from ..fold.reasons import NARROW_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_INPUT_AFFINE_INTO_CONV",

@@ -26,7 +26,7 @@ from ..channels import per_channel_f64, per_channel_source, single_user
 from ..constants import float_dtype
 from ..fold.reasons import NO_LINEAR_OP
 from ..report import Recorder
-from .affine import AFFINE_OPS, computed_from_data, linear_chain
+from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
 
 __all__ = ["REPORTER", "report_chains_left"]
 
@@ -61,7 +61,7 @@ def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: boo
             inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
             continue  # a pattern already said why this chain stays
-        if isinstance(op, stablehlo.AddOp) and linear_chain(op.result) is not None:
+        if isinstance(op, stablehlo.AddOp) and biased_linear(op.result) is not None:
             continue  # L + b: the canonical form
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"

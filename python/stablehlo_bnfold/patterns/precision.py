@@ -26,12 +26,13 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..fold import reasons
-
 from ..channels import linear_layout, single_user
 from ..constants import constant_attr, float_dtype, read_dense
-from .affine import AffineChain, LinearChain, Weights, affine_chain, chain_bias, fold_affine, linear_chain
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold import reasons
+from ..fold.affine_map import AffineChain, BiasedLinear, Weights, affine_chain, biased_linear, chain_bias
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
 
@@ -60,20 +61,23 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
         return rw.skip(op, reasons.ISLAND_NOT_CONSTANT)
     if island is None:
         return rw.not_candidate(op, reasons.NO_ISLAND)
-    if isinstance(island, str):
+    if isinstance(island, Reason):
         return rw.skip(op, island)
-    affine, widen, chain, feature = island
+    affine, widen, linear, feature = island
     if not single_user(widen.result):
         return rw.skip(op, reasons.WIDEN_USERS)
     shape = ir.RankedTensorType(op.result.type).shape
     scale, shift = affine.affine()
-    bias = chain_bias(chain, feature, shape[feature])
-    if isinstance(bias, str):
+    bias = chain_bias(linear, feature, shape[feature])
+    if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    weights = _master_weights(chain, feature, wide)
-    if isinstance(weights, str):
+    weights = _master_weights(linear, feature, wide)
+    if isinstance(weights, Reason):
         return rw.skip(op, weights)
-    return fold_affine(rw, op, chain, feature, scale, bias * scale + shift, weights)
+    plan = plan_fold(op, linear, feature, scale=scale, shift=bias * scale + shift, weights=weights)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _float_element(value: ir.Value) -> np.dtype | None:
@@ -82,7 +86,7 @@ def _float_element(value: ir.Value) -> np.dtype | None:
 
 def _island(
     value: ir.Value, target: np.dtype, in_graph: bool = False
-) -> tuple[AffineChain, stablehlo.ConvertOp, LinearChain, int] | str | None:
+) -> tuple[AffineChain, stablehlo.ConvertOp, BiasedLinear, int] | Reason | None:
     """The chain of per-channel affine ops that computes `value` from a widening convert of
     a linear op (or its bias add) in `target`, along a dimension that linear op produces:
     (chain, convert, linear chain, feature); None if there is none; the reason when the
@@ -95,13 +99,13 @@ def _island(
         if channels < 0:
             continue
         affine = affine_chain(value, feature, channels, in_graph)
-        if isinstance(affine, str) or (affine is not None and affine.stopped):
-            reason = reason or (affine if isinstance(affine, str) else affine.stopped)
+        if isinstance(affine, Reason) or (affine is not None and affine.stopped):
+            reason = reason or (affine if isinstance(affine, Reason) else affine.stopped)
             continue
         if affine is None or not isinstance(affine.x.owner, stablehlo.ConvertOp):
             continue
         widen = affine.x.owner
-        chain = linear_chain(widen.operand)
+        chain = biased_linear(widen.operand)
         if chain is None or _float_element(widen.operand) != target:
             continue
         if linear_layout(chain.linear, feature) is not None:
@@ -110,7 +114,7 @@ def _island(
     return reason
 
 
-def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[Weights, ...] | str:
+def _master_weights(chain: BiasedLinear, feature: int, wide: np.dtype) -> tuple[Weights, ...] | Reason:
     """Each branch's weights as a convert of a constant at least as wide as `wide`."""
     found = []
     for linear in chain.branches:

@@ -1,4 +1,7 @@
-"""What a pattern is and what it may do: skip with a reason, build ops, fold."""
+"""What a pattern is and what it may do: skip with a reason, build ops, fold.
+
+`FoldRewriter` is the only handle a pattern has on the IR; the build step (`plan.build`)
+is the only code of the output-side patterns that uses its building methods."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..channels import Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
+from .affine_map import AFFINE_UFUNC, Computed
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
 
@@ -26,7 +30,11 @@ class Outcome(enum.Enum):
     """What a pattern did with the op it was given."""
 
     FOLDED = "folded"
+    """Rewritten, and the fold recorded."""
+    REMOVED = "removed"
+    """Replaced by a value it equals (an identity op): rewritten, nothing recorded."""
     SKIPPED = "skipped"
+    """Left as it is."""
 
 
 class FoldRewriter:
@@ -171,6 +179,27 @@ class FoldRewriter:
             value = self._track(stablehlo.ConvertOp(converted, value, ip=self._ip())).result
         return value
 
+    def realize(self, *values):
+        """`values` with each `Computed` one built as ops on [C] vectors, every computed
+        value they read built once, in the order the analysis computed them."""
+        pending, nodes = list(values), {}
+        while pending:
+            value = pending.pop()
+            if isinstance(value, Computed) and id(value) not in nodes:
+                nodes[id(value)] = value
+                pending.extend(value.operands)
+        built: dict[int, ir.Value] = {}
+        for node in sorted(nodes.values(), key=lambda n: n.order):
+            operands = [
+                self.vector(built.get(id(o), o), node.channels, node.element_type)
+                for o in node.operands
+            ]
+            if node.ufunc is np.sqrt:
+                built[id(node)] = self.unary(stablehlo.SqrtOp, *operands)
+            else:
+                built[id(node)] = self.elementwise(_OP_OF_UFUNC[node.ufunc], *operands)
+        return tuple(built[id(v)] if isinstance(v, Computed) else v for v in values)
+
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
         source_type = ir.RankedTensorType(narrow.value.type)
         element_type = source_type.element_type
@@ -229,17 +258,21 @@ class FoldRewriter:
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
         self._recorder.keep(op, self._pattern, str(reason))
 
-    def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
-        """Replace `op`'s single result with an existing `value` (no fold is recorded)."""
+    def removed(self, op: ir.OpView, value: ir.Value) -> Outcome:
+        """Replace `op`, an identity, by an existing `value` it equals; no fold is
+        recorded (the report names what is folded, not the ops a fold step passes)."""
         self._rewriter.replace_op(op, [value])
         self._created.clear()
-        return Outcome.FOLDED
+        return Outcome.REMOVED
 
     def discard_created(self) -> None:
         """Erase the ops this pattern created, newest first."""
         for created in reversed(self._created):
             created.erase()
         self._created.clear()
+
+
+_OP_OF_UFUNC = {ufunc: op for op, ufunc in AFFINE_UFUNC.items()}
 
 
 @dataclass(frozen=True)

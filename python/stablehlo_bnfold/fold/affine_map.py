@@ -1,4 +1,4 @@
-"""The canonical form every pattern drives toward, and the one way to rewrite into it.
+"""The one analysis of per-channel affine maps around a linear op: pure, no IR created.
 
 Canonical form: `L(x, K) [+ bias]`, where L is a convolution or dot_general and the bias is
 per-channel along L's feature dimension. A per-channel affine map folds into it:
@@ -9,29 +9,34 @@ since each output feature c of L is computed from weight slice c only. When s is
 the weights are left as they are and need not be constants.
 
 Per-channel values are `PerChannel`: a float64 vector when every input is a constant (the
-exact path: float64 math, one rounding, overflow refused), or IR when some input is a
-function argument (weights passed as arguments, the usual `jax.export` of `model.apply`):
-then the folded weights `K * broadcast_in_dim(s)` and the C-sized bias are computed in the
-graph, in the element type, and equal the original for finite parameters. Weights that
-are themselves computed by a linear op (attention's k in `q @ k^T`) are an activation, not
-a parameter: scaling them would move an op from one activation onto another and remove
-none, so they are refused (`computed_by_linear_op`).
+exact path: float64 math, one rounding, overflow refused), or, when some input is a
+function argument (weights passed as arguments, the usual `jax.export` of `model.apply`),
+a `Narrow` IR value or a `Computed` one: arithmetic the build step turns into ops on [C]
+vectors, in the element type (`per_channel_op`). The folded weights `K *
+broadcast_in_dim(s)` and the C-sized bias are then computed in the graph and equal the
+original for finite parameters. Weights that are themselves computed by a linear op
+(attention's k in `q @ k^T`) are an activation, not a parameter: scaling them would move
+an op from one activation onto another and remove none, so they are refused
+(`computed_by_linear_op`).
 
-`affine_chain` is the one walk over a chain of per-feature affine ops (batch norm, add,
-subtract, multiply, divide), shared by the input side (the chain before a linear op) and
-mixed precision (the chain over a widening convert).
+What is here: `biased_linear` (L or L + b, seen from a value), `chain_bias` and
+`weights_of` (what a fold would rewrite, or why not), `batch_norm_statistics` and
+`batch_norm_scale` (the one batch norm -> s), `factor_reason` (the one finite /
+zero-divisor check), `AFFINE_UFUNC` (the one op -> ufunc table), and `affine_chain`, the
+one walk over a chain of per-feature affine ops (batch norm, add, subtract, multiply,
+divide), shared by the input side (the chain before a linear op) and mixed precision (the
+chain over a widening convert). What to build from it is `plan.py`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import Union
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
-
-from ..fold import reasons
 
 from ..channels import (
     LinearLayout,
@@ -39,43 +44,74 @@ from ..channels import (
     linear_layout,
     per_channel_f64,
     per_channel_source,
-    shape_read_from,
     single_user,
 )
-from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
-from .base import FoldRewriter, Outcome
+from ..constants import constant_attr, constant_f64, float_dtype, read_dense
+from . import reasons
+from .reasons import Reason
 
 __all__ = [
     "AFFINE_OPS",
+    "AFFINE_UFUNC",
     "CHAIN_OPS",
+    "LINEAR_OPS",
     "AffineChain",
-    "LinearChain",
+    "AffineStep",
+    "BiasedLinear",
+    "Computed",
     "PerChannel",
     "Weights",
     "affine_chain",
     "affine_step",
+    "batch_norm_scale",
+    "batch_norm_statistics",
+    "biased_linear",
+    "chain_bias",
     "computed_by_linear_op",
     "computed_from_data",
-    "chain_bias",
-    "combine",
-    "fold_affine",
-    "linear_chain",
+    "factor_reason",
     "per_channel",
+    "per_channel_op",
     "square_root",
     "weights_of",
 ]
 
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 
-AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
-"""Elementwise ops that are a per-channel affine map when one operand is per-channel."""
+AFFINE_UFUNC = {
+    stablehlo.AddOp: np.add,
+    stablehlo.SubtractOp: np.subtract,
+    stablehlo.MulOp: np.multiply,
+    stablehlo.DivOp: np.divide,
+}
+"""Each elementwise op that is a per-channel affine map when one operand is per-channel,
+and the ufunc it computes (the build step reads it backwards)."""
 
-PerChannel = Union[np.ndarray, Narrow, ir.Value]
-"""A per-channel vector: float64 values, a narrow IR value, or an IR vector of shape [C]."""
+AFFINE_OPS = tuple(AFFINE_UFUNC)
+"""The ops of `AFFINE_UFUNC`, for `isinstance`."""
+
+_ORDER = itertools.count()
+
+
+@dataclass(frozen=True, eq=False)
+class Computed:
+    """`ufunc(*operands)` on per-channel values, computed in the graph in `element_type`
+    by the build step, in the order the analysis computed them (`order`)."""
+
+    ufunc: np.ufunc
+    operands: tuple
+    element_type: ir.Type
+    channels: int
+    order: int = field(default_factory=lambda: next(_ORDER))
+
+
+PerChannel = Union[np.ndarray, Narrow, Computed, ir.Value]
+"""A per-channel vector: float64 values, a narrow IR value, a value the build step
+computes, or (built already) an IR vector of shape [C]."""
 
 
 @dataclass(frozen=True)
-class LinearChain:
+class BiasedLinear:
     """`value = linear(...)` or `value = bias_add(linear(...), bias)`, seen from `value`.
 
     `linear_value` is the linear op's result, or the result of a `stablehlo.case` each of
@@ -93,18 +129,18 @@ class LinearChain:
         return self.branches[0]
 
 
-def linear_chain(value: ir.Value) -> LinearChain | None:
+def biased_linear(value: ir.Value) -> BiasedLinear | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
     constants and dimensions are checked by `chain_bias` and `weights_of`."""
     branches = _linear_branches(value)
     if branches:
-        return LinearChain(value, branches, None, None)
+        return BiasedLinear(value, branches, None, None)
     owner = value.owner
     if isinstance(owner, stablehlo.AddOp):
         for linear_value, bias_value in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
             branches = _linear_branches(linear_value)
             if branches:
-                return LinearChain(linear_value, branches, owner, bias_value)
+                return BiasedLinear(linear_value, branches, owner, bias_value)
     return None
 
 
@@ -135,8 +171,8 @@ def per_channel(value: ir.Value, feature: int, channels: int, in_graph: bool) ->
 
 
 def chain_bias(
-    chain: LinearChain, feature: int, channels: int, in_graph: bool = False
-) -> PerChannel | str:
+    chain: BiasedLinear, feature: int, channels: int, in_graph: bool = False
+) -> PerChannel | Reason:
     """The chain's bias per channel (zeros without a bias add), or why the chain cannot
     be rewritten: another user reads part of it, or the bias is not a finite per-channel
     value."""
@@ -153,7 +189,7 @@ def chain_bias(
     return bias
 
 
-def _chain_users_reason(chain: LinearChain) -> str | None:
+def _chain_users_reason(chain: BiasedLinear) -> Reason | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
         return reasons.BIAS_ADD_USERS
@@ -177,8 +213,8 @@ class Weights:
 
 
 def weights_of(
-    chain: LinearChain, feature: int, in_graph: bool = False
-) -> tuple[Weights, ...] | str:
+    chain: BiasedLinear, feature: int, in_graph: bool = False
+) -> tuple[Weights, ...] | Reason:
     """The weights of each linear op in the chain that produce result dimension
     `feature`, or why they can't be scaled."""
     found = []
@@ -190,7 +226,7 @@ def weights_of(
     return tuple(found)
 
 
-def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
+def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | Reason:
     layout = linear_layout(linear, feature)
     if layout is None:
         return reasons.NOT_OUTPUT_FEATURE
@@ -284,26 +320,26 @@ def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
     return False
 
 
-_OPS = {
-    np.add: stablehlo.AddOp,
-    np.subtract: stablehlo.SubtractOp,
-    np.multiply: stablehlo.MulOp,
-    np.divide: stablehlo.DivOp,
-}
-
-
-def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
-    """`ufunc(a, b)`: in float64 when both are constants, else as an op on [C] vectors in
-    the element type of `like` (built before the root op)."""
+def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
+    """`ufunc(a, b)` per channel: in float64 when both are constants, else (unless an
+    identity makes it one of them) a `Computed` value, built by the build step as an op
+    on [C] vectors in the element type of `like`."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         with np.errstate(all="ignore"):
             return ufunc(a, b)
     simpler = _identity(ufunc, a, b)
     if simpler is not None:
         return simpler
-    element_type = ir.ShapedType(like.type).element_type
-    channels = _channels(a, b)
-    return rw.elementwise(_OPS[ufunc], rw.vector(a, channels, element_type), rw.vector(b, channels, element_type))
+    return Computed(ufunc, (a, b), ir.ShapedType(like.type).element_type, _channels(a, b))
+
+
+def square_root(a: PerChannel, like: ir.Value) -> PerChannel:
+    """sqrt(a): in float64 for constants, else a `Computed` `stablehlo.sqrt` on the [C]
+    vector."""
+    if isinstance(a, np.ndarray):
+        with np.errstate(all="ignore"):
+            return np.sqrt(a)
+    return Computed(np.sqrt, (a,), ir.ShapedType(like.type).element_type, _channels(a))
 
 
 def _identity(ufunc: np.ufunc, a: PerChannel, b: PerChannel) -> PerChannel | None:
@@ -325,21 +361,13 @@ def _identity(ufunc: np.ufunc, a: PerChannel, b: PerChannel) -> PerChannel | Non
     return None
 
 
-def square_root(rw: FoldRewriter, a: PerChannel, like: ir.Value) -> PerChannel:
-    """sqrt(a): in float64 for constants, else a `stablehlo.sqrt` on the [C] vector."""
-    if isinstance(a, np.ndarray):
-        with np.errstate(all="ignore"):
-            return np.sqrt(a)
-    element_type = ir.ShapedType(like.type).element_type
-    vector = rw.vector(a, _channels(a), element_type)
-    return rw.unary(stablehlo.SqrtOp, vector)
-
-
 def _channels(*values: PerChannel) -> int:
     for value in values:
         if isinstance(value, np.ndarray):
             return value.shape[0]
     for value in values:
+        if isinstance(value, Computed):
+            return value.channels
         if isinstance(value, Narrow) and value.feature is not None:
             return ir.ShapedType(value.value.type).shape[value.feature]
         if not isinstance(value, Narrow):
@@ -347,102 +375,43 @@ def _channels(*values: PerChannel) -> int:
     return 1
 
 
-def fold_affine(
-    rw: FoldRewriter,
-    root: ir.OpView,
-    chain: LinearChain,
-    feature: int,
-    scale: PerChannel | None,
-    shift: PerChannel,
-    weights: tuple[Weights, ...] | None,
-) -> Outcome:
-    """Replace `root` (= chain * scale + shift, per channel) by the canonical form.
-
-    `scale` None means all ones: the linear ops are reused as they are. `shift` already
-    holds b * s + t. Constant weights times a constant scale, and a constant shift, take
-    the exact path (float64, one rounding, a reason when the result is not finite in its
-    element type; a zero bias adds nothing); anything else is computed in the graph.
-    """
-    channels = ir.RankedTensorType(root.result.type).shape[feature]
-    weights_exact = scale is None or (
-        isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
-    )
-    in_case = chain.linear_value != chain.linear.result
-    if in_case and not weights_exact:
-        # The factor is computed after the case; the branches cannot see it.
-        return rw.skip(root, reasons.CASE_WEIGHTS_NOT_CONSTANT)
-    builders = []
-    for linear, branch_weights in zip(chain.branches, weights or ()):
-        if scale is None:
-            break
-        build = _scaled_weights(rw, branch_weights, scale, channels, weights_exact)
-        if isinstance(build, str):
-            return rw.skip(root, build)
-        builders.append((linear, branch_weights.layout.weight_operand, build))
-    element_type = ir.ShapedType(root.result.type).element_type
-    if isinstance(shift, np.ndarray):
-        bias = round_to(float_dtype(element_type), shift)
-    else:
-        bias = rw.vector(shift, channels, element_type)
-    if bias is None:
-        return rw.skip(root, reasons.FOLDED_BIAS_OVERFLOW)
-
-    linear_result = chain.linear_value
-    for linear, index, build in builders:
-        if not in_case:
-            linear_result = rw.with_operand(linear, index, build())
-            continue
-        with rw.building_before(linear):
-            rw.replace_inside(linear, rw.with_operand(linear, index, build()))
-    like = _full_size_operand(root, chain, linear_result)
-    if not isinstance(bias, np.ndarray):
-        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    elif chain.bias_add is None and not np.any(bias):
-        return rw.folded(root, linear_result, chain.linear)
-    else:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
-    return rw.folded(root, added, chain.linear)
+def batch_norm_statistics(
+    bn: stablehlo.BatchNormInferenceOp, in_graph: bool
+) -> list[PerChannel] | Reason:
+    """scale, offset, mean, variance as float64 constants or, with `in_graph`, the narrow
+    values they are; `BN_NOT_CONSTANT` when one is neither."""
+    stats = []
+    for value in (bn.scale, bn.offset, bn.mean, bn.variance):
+        constant = constant_f64(value)
+        if constant is None and not in_graph:
+            return reasons.BN_NOT_CONSTANT
+        stats.append(constant if constant is not None else Narrow(value, 0))
+    return stats
 
 
-def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, channels: int, exact: bool):
-    """A builder for the weights times `scale`, or why there is none (exact path only)."""
-    axis = weights.layout.weight_axis
-    if exact:
-        values = scale_along(weights.values, scale, axis, weights.dtype)
-        if values is None:
-            if not np.all(np.isfinite(weights.values)):
-                return reasons.WEIGHTS_NOT_FINITE
-            return reasons.FOLDED_WEIGHTS_OVERFLOW
-        return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
-    if isinstance(scale, np.ndarray) and round_to(weights.dtype, np.broadcast_to(scale, (channels,))) is None:
-        # In the graph the factor is a constant of the weights' type: one that does not
-        # fit would make rw.vector give nothing to broadcast (an internal error).
-        return reasons.FOLDED_WEIGHTS_OVERFLOW
-
-    return lambda: rw.scaled(weights.value, scale, axis)
+def batch_norm_scale(
+    bn: stablehlo.BatchNormInferenceOp, stats: list[PerChannel], channels: int
+) -> PerChannel | Reason:
+    """s = scale / sqrt(variance + epsilon) per channel from `batch_norm_statistics`, or
+    why there is none: a constant statistic is not finite, or variance + epsilon <= 0."""
+    scale, _, _, variance = stats
+    epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
+    if not all(np.all(np.isfinite(a)) for a in stats if isinstance(a, np.ndarray)):
+        return reasons.BN_NOT_FINITE
+    denominator = per_channel_op(np.add, variance, epsilon, bn.result)
+    if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
+        return reasons.VARIANCE_NOT_POSITIVE
+    return per_channel_op(np.divide, scale, square_root(denominator, bn.result), bn.result)
 
 
-def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
-    """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from; else the new linear op (a shape read only for the bias add's broadcast is no
-    second user, see `channels.single_user`). Reading it from the replaced chain (or
-    from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
-    batch) would keep the replaced linear op alive beside the new one."""
-    chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
-    for operand in root.operands:
-        if operand != chain_value and operand.type == root.result.type:
-            if not _shape_read_from_chain(operand, chain):
-                return operand
-            return linear_result
-    return linear_result
-
-
-def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:
-    if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
-        return False
-    chain_values = [chain.linear_value] + ([chain.bias_add.result] if chain.bias_add else [])
-    read = shape_read_from(value.owner.output_dimensions)
-    return any(v == c for v in read for c in chain_values)
+def factor_reason(c: np.ndarray, divide: bool) -> Reason | None:
+    """Why the constant per-channel factor `c` (a divisor with `divide`) cannot be folded
+    into weights: it is not finite, or a divisor has a zero."""
+    if not np.all(np.isfinite(c)):
+        return reasons.FACTOR_NOT_FINITE
+    if divide and not np.all(c != 0):
+        return reasons.DIVISOR_ZERO
+    return None
 
 
 def affine_step(
@@ -457,24 +426,18 @@ def affine_step(
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         if op.feature_index.value != feature:
             return None
-        stats = [constant_f64(v) for v in (op.scale, op.offset, op.mean, op.variance)]
-        if any(s is None for s in stats):
-            return reasons.BN_NOT_CONSTANT
-        scale, offset, mean, variance = stats
-        denominator = variance + float(ir.FloatAttr(op.epsilon).value)
-        if not all(np.all(np.isfinite(a)) for a in stats):
-            return reasons.BN_NOT_FINITE
-        if not np.all(denominator > 0):
-            return reasons.VARIANCE_NOT_POSITIVE
-        s = scale / np.sqrt(denominator)
+        stats = batch_norm_statistics(op, in_graph=False)
+        s = stats if isinstance(stats, Reason) else batch_norm_scale(op, stats, channels)
+        if isinstance(s, Reason):
+            return s
+        _, offset, mean, _ = stats
         return s, offset - mean * s
     c = per_channel_f64(constant, feature, channels)
     if c is None:
         return None
-    if not np.all(np.isfinite(c)):
-        return reasons.FACTOR_NOT_FINITE
-    if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
-        return reasons.DIVISOR_ZERO
+    reason = factor_reason(c, divide=isinstance(op, stablehlo.DivOp))
+    if reason is not None:
+        return reason
     if isinstance(op, stablehlo.MulOp):
         return c, zeros
     if isinstance(op, stablehlo.DivOp):
@@ -484,13 +447,6 @@ def affine_step(
 
 CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
 """The ops `affine_chain` walks through."""
-
-_IN_GRAPH_UFUNC = {
-    stablehlo.AddOp: np.add,
-    stablehlo.SubtractOp: np.subtract,
-    stablehlo.MulOp: np.multiply,
-    stablehlo.DivOp: np.divide,
-}
 
 
 @dataclass(frozen=True)
@@ -549,21 +505,22 @@ class AffineChain:
             count += (single_user(product.result) and whole) - 1
         return count
 
-    def affine(self, rw: FoldRewriter | None = None, like: ir.Value | None = None):
+    def affine(self, rw=None, like: ir.Value | None = None) -> tuple[PerChannel, PerChannel]:
         """(scale, shift), from the innermost op out: float64 vectors for constants, else
-        [C] values built by `rw` in the element type of `like`."""
+        values computed in the element type of `like`, built at once by `rw` when given
+        (`FoldRewriter.realize`; the input side's use), else left to the build step."""
         scale, shift = np.ones(self.channels), np.zeros(self.channels)
         for step in reversed(self.steps):
             if step.c is None:  # (v * s_in + t_in) * s + t
-                scale = combine(rw, np.multiply, scale, step.s, like)
-                scaled_shift = combine(rw, np.multiply, shift, step.s, like)
-                shift = combine(rw, np.add, scaled_shift, step.t, like)
+                scale = per_channel_op(np.multiply, scale, step.s, like)
+                scaled_shift = per_channel_op(np.multiply, shift, step.s, like)
+                shift = per_channel_op(np.add, scaled_shift, step.t, like)
             elif step.ufunc in (np.multiply, np.divide):
-                scale = combine(rw, step.ufunc, scale, step.c, like)
-                shift = combine(rw, step.ufunc, shift, step.c, like)
+                scale = per_channel_op(step.ufunc, scale, step.c, like)
+                shift = per_channel_op(step.ufunc, shift, step.c, like)
             else:
-                shift = combine(rw, step.ufunc, shift, step.c, like)
-        return scale, shift
+                shift = per_channel_op(step.ufunc, shift, step.c, like)
+        return (scale, shift) if rw is None else rw.realize(scale, shift)
 
 
 def affine_chain(
@@ -626,7 +583,7 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
         if narrow is not None and narrow.value != other:
             if computed_from_data(narrow.value):
                 return reasons.DATA_DEPENDENT
-            return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
+            return AffineStep(op, down, None, None, AFFINE_UFUNC[type(op)], narrow)
     return None
 
 
