@@ -43,12 +43,13 @@ class FoldPlan:
     `weights` holds one `NewWeights` per linear op of `linear` (none when the scale is all
     ones: the linear ops stay as they are); `bias` is rounded float64 values, or a value
     computed in the graph; None when the bias is zero and there is no bias add to replace.
-    `scale` is read only by weights computed in the graph."""
+    `scale` is read only by weights computed in the graph. A `feature` of several
+    dimensions is a constant bias over a block of them (a scalar times L + b with a
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op."""
 
     root: ir.OpView
     linear: BiasedLinear
-    feature: int
-    channels: int
+    feature: int | tuple[int, ...]
     scale: PerChannel | None
     weights: tuple[NewWeights, ...]
     bias: np.ndarray | PerChannel | None
@@ -94,7 +95,7 @@ def plan_fold(
             return reasons.FOLDED_BIAS_OVERFLOW
         if linear.bias_add is None and not np.any(bias):
             bias = None
-    return FoldPlan(root, linear, feature, channels, scale, tuple(new_weights), bias)
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias)
 
 
 def _scaled_weights(
@@ -122,7 +123,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray):
-        bias = rw.vector(bias, plan.channels, ir.ShapedType(root.result.type).element_type)
+        result_type = ir.RankedTensorType(root.result.type)
+        bias = rw.vector(bias, result_type.shape[feature], result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
     linear_result = linear.linear_value
     for op, new in zip(linear.branches, plan.weights):
@@ -138,13 +140,16 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    like = _full_size_operand(root, linear, linear_result)
+    if isinstance(feature, tuple):
+        like = linear_result
+    else:
+        like = _full_size_operand(root, linear, linear_result)
     if bias is None:
         return rw.folded(root, linear_result, linear.linear)
     if not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     else:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
+        added = rw.add_per_feature(linear_result, bias, list(feature) if isinstance(feature, tuple) else feature, like)
     return rw.folded(root, added, linear.linear)
 
 

@@ -104,12 +104,13 @@ class FoldRewriter:
         return self._track(clone).result
 
     def add_per_feature(
-        self, value: ir.Value, bias: np.ndarray, feature: int, like: ir.Value
+        self, value: ir.Value, bias: np.ndarray, feature: int | list[int], like: ir.Value
     ) -> ir.Value:
-        """`value + broadcast_in_dim(bias, dims=[feature])` with `bias` already rounded;
-        `like` has `value`'s type and gives a dynamic shape (see `broadcast`)."""
+        """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a list,
+        one entry per dimension of `bias`) with `bias` already rounded; `like` has
+        `value`'s type and gives a dynamic shape (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
-        bias_type = ir.RankedTensorType.get([bias.shape[0]], element_type)
+        bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
         constant = self.constant(bias, bias_type, self._root.location)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 

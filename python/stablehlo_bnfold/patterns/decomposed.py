@@ -28,7 +28,7 @@ from ..fold.affine_map import (
     per_channel_op,
     weights_of,
 )
-from ..fold.plan import build, plan_fold
+from ..fold.plan import FoldPlan, NewWeights, build, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -168,12 +168,8 @@ def _fold_scalar_over_block_bias(
         bias = round_to(result_dtype, block * c)
         if scaled is None or bias is None:
             return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
-        new_weights = rw.constant(scaled, weights_type, weights.owner.location)
-        result = rw.with_operand(linear, weight_operand, new_weights)
-        element = ir.RankedTensorType(op.result.type).element_type
-        vector = rw.constant(bias, ir.RankedTensorType.get(list(bias.shape), element), op.location)
-        added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(dims)))
-        return rw.folded(op, added, linear)
+        new_weights = NewWeights(Weights(constant[0], weights, stored, weights_type, dtype), scaled)
+        return build(FoldPlan(op, chain, dims, None, (new_weights,), bias), rw)
     return rw.not_candidate(op, reasons.NOT_LINEAR_TIMES_PER_CHANNEL)
 
 
