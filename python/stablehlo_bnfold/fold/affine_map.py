@@ -38,14 +38,9 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import (
-    LinearLayout,
-    Narrow,
-    linear_layout,
-    per_channel_f64,
-    per_channel_source,
-    single_user,
-)
+from ..analysis.layouts import LinearLayout, linear_layout
+from ..analysis.per_channel import Narrow, per_channel_f64, per_channel_source
+from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense
 from . import reasons
 from .reasons import Reason

@@ -16,7 +16,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import shape_read_from
+from ..analysis.shapes import shape_read_from
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
 from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
@@ -162,7 +162,7 @@ def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, lik
 def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
     from; else the new linear op (a shape read only for the bias add's broadcast is no
-    second user, see `channels.single_user`). Reading it from the replaced chain (or
+    second user, see `analysis.users.single_user`). Reading it from the replaced chain (or
     from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
     batch) would keep the replaced linear op alive beside the new one."""
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value

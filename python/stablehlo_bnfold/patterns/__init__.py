@@ -15,7 +15,7 @@ a convert pair; `input_side`: a chain before a linear op), or a new module when 
 new family, with its lit file in test/transforms/ naming it. Its first docstring line is
 the identity (docs/passes.md is generated from it: `python3 -m stablehlo_bnfold.docs >
 docs/passes.md`); it goes into `PATTERNS` below. A new way to see a per-channel value
-belongs in `channels`, a new per-channel analysis in `fold.affine_map`, a new reason in
+belongs in `analysis/`, a new per-channel analysis in `fold.affine_map`, a new reason in
 `fold.reasons`, a new kind of rewrite in `fold.plan`: not in the pattern.
 
 A pattern that raises is a bug. The adapter erases every op the pattern had created,

@@ -59,7 +59,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
+from ..analysis.layouts import InputLayout, input_layouts
+from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from ..fold.affine_map import (
     CHAIN_OPS,

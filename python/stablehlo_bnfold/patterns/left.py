@@ -22,11 +22,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import per_channel_f64, per_channel_source, single_user
+from ..analysis.per_channel import per_channel_f64, per_channel_source
+from ..analysis.users import single_user
 from ..constants import float_dtype
+from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
 from ..fold.reasons import NO_LINEAR_OP
 from ..report import Recorder
-from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
 
 __all__ = ["REPORTER", "report_chains_left"]
 

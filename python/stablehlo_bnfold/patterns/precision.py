@@ -26,7 +26,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import linear_layout, single_user
+from ..analysis.layouts import linear_layout
+from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense
 from ..fold import reasons
 from ..fold.affine_map import AffineChain, BiasedLinear, Weights, affine_chain, biased_linear, chain_bias
