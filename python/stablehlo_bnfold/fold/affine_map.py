@@ -156,17 +156,20 @@ def _linear_branches(value: ir.Value) -> tuple[ir.OpView, ...]:
     return tuple(branches)
 
 
-def per_channel(value: ir.Value, feature: int, channels: int, in_graph: bool) -> PerChannel | None:
+def per_channel(
+    value: ir.Value, feature: int, channels: int, fold_weight_arguments: bool
+) -> PerChannel | None:
     """`value` as a per-channel vector along `feature`: float64 constants if it is one,
-    else (with `in_graph`) the narrow IR value it is broadcast from; None if neither."""
+    else (with `fold_weight_arguments`) the narrow IR value it is broadcast from; None if
+    neither."""
     constant = per_channel_f64(value, feature, channels)
     if constant is not None:
         return constant
-    return per_channel_source(value, feature, channels) if in_graph else None
+    return per_channel_source(value, feature, channels) if fold_weight_arguments else None
 
 
 def chain_bias(
-    chain: BiasedLinear, feature: int, channels: int, in_graph: bool = False
+    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False
 ) -> PerChannel | Reason:
     """The chain's bias per channel (zeros without a bias add), or why the chain cannot
     be rewritten: another user reads part of it, or the bias is not a finite per-channel
@@ -176,7 +179,7 @@ def chain_bias(
         return reason
     if chain.bias_value is None:
         return np.zeros(channels)
-    bias = per_channel(chain.bias_value, feature, channels, in_graph)
+    bias = per_channel(chain.bias_value, feature, channels, fold_weight_arguments)
     if bias is None:
         return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):
@@ -208,20 +211,20 @@ class Weights:
 
 
 def weights_of(
-    chain: BiasedLinear, feature: int, in_graph: bool = False
+    chain: BiasedLinear, feature: int, fold_weight_arguments: bool = False
 ) -> tuple[Weights, ...] | Reason:
     """The weights of each linear op in the chain that produce result dimension
     `feature`, or why they can't be scaled."""
     found = []
     for linear in chain.branches:
-        weights = _weights(linear, feature, in_graph)
+        weights = _weights(linear, feature, fold_weight_arguments)
         if isinstance(weights, str):
             return weights
         found.append(weights)
     return tuple(found)
 
 
-def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | Reason:
+def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> Weights | Reason:
     layout = linear_layout(linear, feature)
     if layout is None:
         return reasons.NOT_OUTPUT_FEATURE
@@ -235,7 +238,7 @@ def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | Reaso
         # to the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
     attr = constant_attr(value)
-    if attr is None and not in_graph:
+    if attr is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
@@ -371,14 +374,15 @@ def _channels(*values: PerChannel) -> int:
 
 
 def batch_norm_statistics(
-    bn: stablehlo.BatchNormInferenceOp, in_graph: bool
+    bn: stablehlo.BatchNormInferenceOp, fold_weight_arguments: bool
 ) -> list[PerChannel] | Reason:
-    """scale, offset, mean, variance as float64 constants or, with `in_graph`, the narrow
-    values they are; `BN_NOT_CONSTANT` when one is neither."""
+    """scale, offset, mean, variance as float64 constants or, with
+    `fold_weight_arguments`, the narrow values they are; `BN_NOT_CONSTANT` when one is
+    neither."""
     stats = []
     for value in (bn.scale, bn.offset, bn.mean, bn.variance):
         constant = constant_f64(value)
-        if constant is None and not in_graph:
+        if constant is None and not fold_weight_arguments:
             return reasons.BN_NOT_CONSTANT
         stats.append(constant if constant is not None else Narrow(value, 0))
     return stats
@@ -421,7 +425,7 @@ def affine_step(
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         if op.feature_index.value != feature:
             return None
-        stats = batch_norm_statistics(op, in_graph=False)
+        stats = batch_norm_statistics(op, fold_weight_arguments=False)
         s = stats if isinstance(stats, Reason) else batch_norm_scale(op, stats, channels)
         if isinstance(s, Reason):
             return s
@@ -519,13 +523,17 @@ class AffineChain:
 
 
 def affine_chain(
-    value: ir.Value, feature: int, channels: int, in_graph: bool = False, split: bool = False
-) -> AffineChain | str | None:
+    value: ir.Value,
+    feature: int,
+    channels: int,
+    fold_weight_arguments: bool = False,
+    split: bool = False,
+) -> AffineChain | Reason | None:
     """The per-feature affine ops that compute `value` along `feature`, from its op down
     while each op's result is read only by the next: batch norms with constant statistics,
     and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
-    continuing through its left operand only) or, with `in_graph`, by a per-channel value
-    broadcast from a narrow one (a parameter passed as an argument).
+    continuing through its left operand only) or, with `fold_weight_arguments`, by a
+    per-channel value broadcast from a narrow one (a parameter passed as an argument).
 
     With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
     (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
@@ -538,9 +546,9 @@ def affine_chain(
     steps: list[AffineStep] = []
     stopped = None
     while not steps or single_user(value):
-        step = _affine_op(value.owner, feature, channels, in_graph)
+        step = _affine_op(value.owner, feature, channels, fold_weight_arguments)
         if step is None and split:
-            step = _split_product(value.owner, feature, channels, in_graph)
+            step = _split_product(value.owner, feature, channels, fold_weight_arguments)
         if isinstance(step, str):
             stopped = step
         if not isinstance(step, AffineStep):
@@ -554,7 +562,9 @@ def affine_chain(
     return AffineChain(tuple(steps), value, stopped, channels)
 
 
-def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | str | None:
+def _affine_op(
+    op, feature: int, channels: int, fold_weight_arguments: bool
+) -> AffineStep | Reason | None:
     if not isinstance(op, CHAIN_OPS):
         return None
     if isinstance(op, stablehlo.BatchNormInferenceOp):
@@ -569,7 +579,7 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
             return step
         if step is not None:
             return AffineStep(op, down, *step)
-    if not in_graph:
+    if not fold_weight_arguments:
         return None
     for down, other in sides:
         # Only a value broadcast from a narrow one: an activation of shape [1, C] is
@@ -582,7 +592,9 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
     return None
 
 
-def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineStep | None:
+def _split_product(
+    op, feature: int, channels: int, fold_weight_arguments: bool
+) -> AffineStep | None:
     """`op = v * (a * c)`, c per-channel along `feature` and a not: the step v * c with
     the chain reading v * a."""
     if not isinstance(op, stablehlo.MulOp):
@@ -597,7 +609,9 @@ def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineSte
             c = per_channel_f64(factor, feature, channels)
             if c is not None and np.all(np.isfinite(c)):
                 return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
-            narrow = per_channel_source(factor, feature, channels) if c is None and in_graph else None
+            narrow = None
+            if c is None and fold_weight_arguments:
+                narrow = per_channel_source(factor, feature, channels)
             if (
                 narrow is not None and narrow.value != factor
                 and per_channel_source(split, feature, channels) is None

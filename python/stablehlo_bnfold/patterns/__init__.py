@@ -72,19 +72,20 @@ def build_pattern_set(
     recorder: Recorder,
     patterns: tuple[Pattern, ...] = PATTERNS,
     *,
-    in_graph: bool = True,
+    fold_weight_arguments: bool = True,
 ) -> rewrite.FrozenRewritePatternSet:
-    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`; `in_graph`
-    lets them fold per-channel values that are function arguments."""
+    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`;
+    `fold_weight_arguments` (the pass option) lets them fold per-channel values that are
+    function arguments."""
     pattern_set = rewrite.RewritePatternSet(context)
     for pattern in patterns:
-        pattern_set.add(pattern.root, _adapt(pattern, recorder, in_graph))
+        pattern_set.add(pattern.root, _adapt(pattern, recorder, fold_weight_arguments))
     return pattern_set.freeze()
 
 
-def _adapt(pattern: Pattern, recorder: Recorder, in_graph: bool):
+def _adapt(pattern: Pattern, recorder: Recorder, fold_weight_arguments: bool):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
-        rw = FoldRewriter(op, rewriter, recorder, pattern.name, in_graph)
+        rw = FoldRewriter(op, rewriter, recorder, pattern.name, fold_weight_arguments)
         try:
             with op.location:
                 outcome = pattern.apply(op, rw)

@@ -61,13 +61,13 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     linear = biased_linear(bn.operand)
     if linear is None:
         return rw.skip(bn, reasons.NOT_LINEAR)
-    bias = chain_bias(linear, feature, channels, rw.in_graph)
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
     if isinstance(bias, Reason):
         return rw.skip(bn, bias)
-    weights = weights_of(linear, feature, rw.in_graph)
+    weights = weights_of(linear, feature, rw.fold_weight_arguments)
     if isinstance(weights, Reason):
         return rw.skip(bn, weights)
-    stats = batch_norm_statistics(bn, rw.in_graph)
+    stats = batch_norm_statistics(bn, rw.fold_weight_arguments)
     if isinstance(stats, Reason):
         return rw.skip(bn, stats)
     s = batch_norm_scale(bn, stats, channels)

@@ -38,14 +38,14 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
         # Decided before any per-channel analysis: most such adds are the ones this pass
         # builds, L + broadcast_in_dim(b).
         return rw.not_candidate(op, reasons.NO_BIAS_ADD)
-    match = match_per_channel(op, orders, rw.in_graph)
+    match = match_per_channel(op, orders, rw.fold_weight_arguments)
     if match is None:
         return rw.not_candidate(op, reasons.NOT_LINEAR_PLUS_PER_CHANNEL)
     linear, feature, shift = match
     if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(linear, feature, channels, rw.in_graph)
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):

@@ -43,7 +43,7 @@ __all__ = [
 
 
 def per_channel_matches(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
 ) -> list[tuple[BiasedLinear, int, PerChannel]]:
     """Every (chain, feature, c) where, for one (chain operand, other operand) order, one
     operand of `op` is a linear chain (L, or L + b with b narrow along the feature: a
@@ -65,17 +65,19 @@ def per_channel_matches(
                 # L + r with r an activation (a residual connection) is no bias add:
                 # `r` is not even narrow, so this is no linear chain at all.
                 continue
-            factor = per_channel(op.operands[other_index], feature, shape[feature], in_graph)
+            factor = per_channel(
+                op.operands[other_index], feature, shape[feature], fold_weight_arguments
+            )
             if factor is not None:
                 found.append((chain, feature, factor))
     return found
 
 
 def match_per_channel(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
 ) -> tuple[BiasedLinear, int, PerChannel] | None:
     """The first of `per_channel_matches`, else None (not a candidate)."""
-    matches = per_channel_matches(op, orders, in_graph)
+    matches = per_channel_matches(op, orders, fold_weight_arguments)
     return matches[0] if matches else None
 
 
@@ -87,18 +89,21 @@ def _onto_weights(
     of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
     first weights that can be scaled, never an operand computed by a linear op (torch's
     `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
-    reasons, scalable = [], []
+    refused, scalable = [], []
     for chain, feature, factor in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
-        bias = chain_bias(chain, feature, channels, rw.in_graph)
-        weights = bias if isinstance(bias, Reason) else weights_of(chain, feature, rw.in_graph)
+        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments)
+        if isinstance(bias, Reason):
+            refused.append(bias)
+            continue
+        weights = weights_of(chain, feature, rw.fold_weight_arguments)
         if isinstance(weights, Reason):
-            reasons.append(weights)
+            refused.append(weights)
             continue
         if all(w.values is not None for w in weights):
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
-    return scalable[0] if scalable else reasons[0]
+    return scalable[0] if scalable else refused[0]
 
 
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
@@ -106,7 +111,7 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
-    matches = per_channel_matches(op, orders, rw.in_graph)
+    matches = per_channel_matches(op, orders, rw.fold_weight_arguments)
     if not matches:
         return _fold_scalar_over_block_bias(op, rw, orders, divide)
     factor = matches[0][2]

@@ -56,7 +56,8 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     if target is None or wide is None or wide.itemsize <= target.itemsize:
         return rw.not_candidate(op, reasons.NOT_NARROWING_CONVERT)
     island = _island(op.operand, target)
-    if island is None and rw.in_graph and isinstance(_island(op.operand, target, True), tuple):
+    arguments = rw.fold_weight_arguments
+    if island is None and arguments and isinstance(_island(op.operand, target, True), tuple):
         # Weights as arguments: the chain's values are arguments too. Rounding W * s to T
         # in the graph could not be checked against the master weights.
         return rw.skip(op, reasons.ISLAND_NOT_CONSTANT)
@@ -86,7 +87,7 @@ def _float_element(value: ir.Value) -> np.dtype | None:
 
 
 def _island(
-    value: ir.Value, target: np.dtype, in_graph: bool = False
+    value: ir.Value, target: np.dtype, fold_weight_arguments: bool = False
 ) -> tuple[AffineChain, stablehlo.ConvertOp, BiasedLinear, int] | Reason | None:
     """The chain of per-channel affine ops that computes `value` from a widening convert of
     a linear op (or its bias add) in `target`, along a dimension that linear op produces:
@@ -99,7 +100,7 @@ def _island(
     for feature, channels in enumerate(shape):
         if channels < 0:
             continue
-        affine = affine_chain(value, feature, channels, in_graph)
+        affine = affine_chain(value, feature, channels, fold_weight_arguments)
         if isinstance(affine, Reason) or (affine is not None and affine.stopped):
             reason = reason or (affine if isinstance(affine, Reason) else affine.stopped)
             continue
