@@ -149,7 +149,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     if not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     else:
-        added = rw.add_per_feature(linear_result, bias, list(feature) if isinstance(feature, tuple) else feature, like)
+        added = rw.add_per_feature(linear_result, bias, feature, like)
     return rw.folded(root, added, linear.linear)
 
 

@@ -111,9 +111,9 @@ class FoldRewriter:
         return self._track(clone).result
 
     def add_per_feature(
-        self, value: ir.Value, bias: np.ndarray, feature: int | list[int], like: ir.Value
+        self, value: ir.Value, bias: np.ndarray, feature: int | tuple[int, ...], like: ir.Value
     ) -> ir.Value:
-        """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a list,
+        """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a tuple,
         one entry per dimension of `bias`) with `bias` already rounded; `like` has
         `value`'s type and gives a dynamic shape (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
@@ -121,9 +121,11 @@ class FoldRewriter:
         constant = self.constant(bias, bias_type, self._root.location)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 
-    def broadcast(self, vector: ir.Value, like: ir.Value, dim: int | list[int]) -> ir.Value:
-        """`vector` ([C], or one dimension per entry of a list `dim`) broadcast along `dim`
-        to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
+    def broadcast(
+        self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int]
+    ) -> ir.Value:
+        """`vector` ([C], or one dimension per entry of a sequence `dim`) broadcast along
+        `dim` to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
         shape is that of `like` (reused when `like` is itself a dynamic broadcast, else
         read with `get_dimension_size`)."""
         dims = [dim] if isinstance(dim, int) else list(dim)

@@ -94,6 +94,6 @@ def _adapt(pattern: Pattern, recorder: Recorder, fold_weight_arguments: bool):
             recorder.error(op, pattern.name, error)
             _log.debug("pattern %s raised", pattern.name, exc_info=True)
             return True
-        return outcome is Outcome.SKIPPED
+        return outcome not in (Outcome.FOLDED, Outcome.REMOVED)
 
     return callback
