@@ -44,12 +44,13 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     A is a chain of per-channel affine ops in the wider type F, together y * s + t.
 
     Holds when, in this order: the convert narrows a float type F to T; below it is a
-    chain of per-channel affine ops, each read only by the next, ending in a widening
-    convert from T of L or L + b; the widening convert and the chain have no other users;
-    the per-channel values and b are finite constants along a dimension L's weights
-    produce (values that are function arguments, with weights as arguments, are reported
-    and left); the weights are a convert to T of a constant at least as wide as F (master
-    weights); variance + epsilon > 0 for a batch norm; W * s and b * s + t are finite in T.
+    chain of per-channel affine ops, each read only by the next, whose per-channel values
+    are finite constants (values that are function arguments, with weights as arguments,
+    are reported and left) with variance + epsilon > 0 for a batch norm, ending in a
+    widening convert from T of L or L + b along a dimension L's weights produce; the
+    widening convert has no other user, nor have the bias add and L; b is a finite
+    per-channel constant; the weights are a convert to T of a constant at least as wide
+    as F (master weights); W * s and b * s + t are finite in T.
     """
     target = _float_element(op.result)
     wide = _float_element(op.operand)
