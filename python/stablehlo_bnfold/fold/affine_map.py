@@ -22,10 +22,11 @@ an op from one activation onto another and remove none, so they are refused
 What is here: `biased_linear` (L or L + b, seen from a value), `chain_bias` and
 `weights_of` (what a fold would rewrite, or why not), `batch_norm_statistics` and
 `batch_norm_scale` (the one batch norm -> s), `factor_reason` (the one finite /
-zero-divisor check), `AFFINE_UFUNC` (the one op -> ufunc table), and `affine_chain`, the
-one walk over a chain of per-feature affine ops (batch norm, add, subtract, multiply,
-divide), shared by the input side (the chain before a linear op) and mixed precision (the
-chain over a widening convert). What to build from it is `plan.py`'s.
+zero-divisor check), `AFFINE_UFUNC` (the affine ops of the one op -> ufunc table,
+`analysis.per_channel.BINARY_UFUNC`), and `affine_chain`, the one walk over a chain of
+per-feature affine ops (batch norm, add, subtract, multiply, divide), shared by the input
+side (the chain before a linear op) and mixed precision (the chain over a widening
+convert). What to build from it is `plan.py`'s.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import LinearLayout, linear_layout
-from ..analysis.per_channel import Narrow, per_channel_f64, per_channel_source
+from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source
 from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense
 from . import reasons
@@ -74,13 +75,11 @@ __all__ = [
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 
 AFFINE_UFUNC = {
-    stablehlo.AddOp: np.add,
-    stablehlo.SubtractOp: np.subtract,
-    stablehlo.MulOp: np.multiply,
-    stablehlo.DivOp: np.divide,
+    op: BINARY_UFUNC[op]
+    for op in (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
 }
 """Each elementwise op that is a per-channel affine map when one operand is per-channel,
-and the ufunc it computes (the build step reads it backwards)."""
+and the ufunc it computes (from `analysis.per_channel.BINARY_UFUNC`, the one table)."""
 
 AFFINE_OPS = tuple(AFFINE_UFUNC)
 """The ops of `AFFINE_UFUNC`, for `isinstance`."""

@@ -16,10 +16,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.per_channel import Narrow
+from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
-from .affine_map import AFFINE_UFUNC, Computed
+from .affine_map import Computed
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
 
@@ -204,10 +204,11 @@ class FoldRewriter:
                 self.vector(built.get(id(o), o), node.channels, node.element_type)
                 for o in node.operands
             ]
-            if node.ufunc is np.sqrt:
-                built[id(node)] = self.unary(stablehlo.SqrtOp, *operands)
+            op_class = _OP_OF_UFUNC[node.ufunc]
+            if len(operands) == 1:
+                built[id(node)] = self.unary(op_class, *operands)
             else:
-                built[id(node)] = self.elementwise(_OP_OF_UFUNC[node.ufunc], *operands)
+                built[id(node)] = self.elementwise(op_class, *operands)
         return tuple(built[id(v)] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
@@ -282,7 +283,10 @@ class FoldRewriter:
         self._created.clear()
 
 
-_OP_OF_UFUNC = {ufunc: op for op, ufunc in AFFINE_UFUNC.items()}
+_OP_OF_UFUNC = {
+    ufunc: op for table in (BINARY_UFUNC, UNARY_UFUNC) for op, ufunc in table.items()
+}
+"""The op that computes a ufunc of `Computed` (the op -> ufunc table read backwards)."""
 
 
 @dataclass(frozen=True)
