@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import logging
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -192,14 +193,17 @@ class FoldRewriter:
     def realize(self, *values):
         """`values` with each `Computed` one built as ops on [C] vectors, every computed
         value they read built once, in the order the analysis computed them."""
-        pending, nodes = list(values), {}
+        pending = [value for value in values if isinstance(value, Computed)]
+        if not pending:
+            return values  # constants and IR already: nothing to build
+        nodes = {}
         while pending:
             value = pending.pop()
             if isinstance(value, Computed) and id(value) not in nodes:
                 nodes[id(value)] = value
                 pending.extend(value.operands)
         built: dict[int, ir.Value] = {}
-        for node in sorted(nodes.values(), key=lambda n: n.order):
+        for node in sorted(nodes.values(), key=_ORDER):
             operands = [
                 self.vector(built.get(id(o), o), node.channels, node.element_type)
                 for o in node.operands
@@ -282,6 +286,8 @@ class FoldRewriter:
             created.erase()
         self._created.clear()
 
+
+_ORDER = operator.attrgetter("order")
 
 _OP_OF_UFUNC = {
     ufunc: op for table in (BINARY_UFUNC, UNARY_UFUNC) for op, ufunc in table.items()
