@@ -75,6 +75,18 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
                "split or report or exit or output or verify or stdin or version or temporary "
                "or killed or signal")),
     ),
+    "sandbox": (
+        ("sandbox.py",),
+        (("pytest", PY + "test_untrusted_text.py"),
+         ("pytest", PY + "test_cli.py", "-k", "killed or signal or temporary or interrupt or dies"),
+         ("pytest", PY + "test_fuzz.py", "-k",
+          "(crash or finish or sigchld) and not fuzzing"),
+         ("pytest", PY + "test_startup.py")),
+    ),
+    "api": (
+        ("api.py", "session.py"),
+        (("pytest", PY + "test_api.py", PY + "test_untrusted_text.py"),),
+    ),
 }
 
 _BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,

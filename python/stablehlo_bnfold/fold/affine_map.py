@@ -503,10 +503,9 @@ class AffineChain:
             count += (single_user(product.result) and whole) - 1
         return count
 
-    def affine(self, rw=None, like: ir.Value | None = None) -> tuple[PerChannel, PerChannel]:
+    def affine(self, like: ir.Value | None = None) -> tuple[PerChannel, PerChannel]:
         """(scale, shift), from the innermost op out: float64 vectors for constants, else
-        values computed in the element type of `like`, built at once by `rw` when given
-        (`FoldRewriter.realize`; the input side's use), else left to the build step."""
+        `Computed` values in the element type of `like`, for the build step to build."""
         scale, shift = np.ones(self.channels), np.zeros(self.channels)
         for step in reversed(self.steps):
             if step.c is None:  # (v * s_in + t_in) * s + t
@@ -518,7 +517,7 @@ class AffineChain:
                 shift = per_channel_op(step.ufunc, shift, step.c, like)
             else:
                 shift = per_channel_op(step.ufunc, shift, step.c, like)
-        return (scale, shift) if rw is None else rw.realize(scale, shift)
+        return scale, shift
 
 
 def affine_chain(

@@ -155,7 +155,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
     """`per_channel_op(ufunc, a, b, like)` with a computed result built at once by `rw`
-    (for code that builds while it decides)."""
+    (for a build step that computes per-channel values as it builds: the input side's)."""
     return rw.realize(per_channel_op(ufunc, a, b, like))[0]
 
 

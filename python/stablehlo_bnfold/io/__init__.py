@@ -16,8 +16,8 @@ holds the input's constants and the folded ones at once (2x the weights that fol
 `load_file` and `write` add nothing to that for text and bytecode: MLIR reads the file
 itself and frees its buffer after parsing, and the output is streamed to the file.
 
-Inside this package `import io` is the standard library (imports are absolute); only
-`stablehlo_bnfold/__init__.py`, whose namespace holds this package as `io`, needs an alias.
+Inside this package `import io` is the standard library (imports are absolute); this
+package is `from . import io`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .reader import (
     is_binary,
     load,
     load_file,
+    load_module,
     make_context,
     read_file,
     sniff,
@@ -46,6 +47,7 @@ __all__ = [
     "is_binary",
     "load",
     "load_file",
+    "load_module",
     "make_context",
     "read_file",
     "sniff",

@@ -34,6 +34,7 @@ __all__ = [
     "is_binary",
     "load",
     "load_file",
+    "load_module",
     "make_context",
     "read_file",
     "sniff",
@@ -72,11 +73,16 @@ _passes_registered = False
 
 def make_context() -> ir.Context:
     """A context with every dialect JAX emits and StableHLO's passes registered."""
+    _register_passes()
+    return make_ir_context()
+
+
+def _register_passes() -> None:
+    """StableHLO's passes (vhlo-legalize-to-stablehlo among them), once per process."""
     global _passes_registered
     if not _passes_registered:
         stablehlo.register_stablehlo_passes()
         _passes_registered = True
-    return make_ir_context()
 
 
 def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> Loaded:
@@ -103,6 +109,19 @@ def load(data: str | bytes, context: ir.Context, *, source: str = "<input>") -> 
         return _load(lambda: stablehlo.deserialize_portable_artifact(context, data), context, fmt, version, source)
     text = (lambda: data) if fmt is Format.TEXT else None
     return _load(lambda: ir.Module.parse(data), context, fmt, version, source, text)
+
+
+def load_module(module: ir.Module, *, source: str = "<input>") -> Loaded:
+    """`load` for a module already parsed (the API's `ir.Module`), in place and in its own
+    context: VHLO legalized to StableHLO, verified, `dense_resource` constants inlined.
+    Raises FoldError with a one-line message naming `source` if it does not verify. Its
+    format is TEXT: such a module is given back as it is, never written.
+
+    >>> load_module(ir.Module.parse(text, make_context()))  # doctest: +SKIP
+    Loaded(module=..., format=<Format.TEXT: 'text'>, version=None)
+    """
+    _register_passes()
+    return _load(lambda: module, module.context, Format.TEXT, None, source)
 
 
 def load_file(path: str, context: ir.Context) -> Loaded:
