@@ -196,14 +196,18 @@ class FoldRewriter:
         pending = [value for value in values if isinstance(value, Computed)]
         if not pending:
             return values  # constants and IR already: nothing to build
-        nodes = {}
-        while pending:
-            value = pending.pop()
-            if isinstance(value, Computed) and id(value) not in nodes:
-                nodes[id(value)] = value
-                pending.extend(value.operands)
         built: dict[int, ir.Value] = {}
-        for node in sorted(nodes.values(), key=_ORDER):
+        if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
+            order = pending  # one op on values at hand (`plan.combine`)
+        else:
+            nodes = {}
+            while pending:
+                value = pending.pop()
+                if isinstance(value, Computed) and id(value) not in nodes:
+                    nodes[id(value)] = value
+                    pending.extend(value.operands)
+            order = sorted(nodes.values(), key=_ORDER)
+        for node in order:
             operands = [
                 self.vector(built.get(id(o), o), node.channels, node.element_type)
                 for o in node.operands
