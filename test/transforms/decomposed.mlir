@@ -336,75 +336,6 @@ func.func @fold_dense_resource_weights(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3
 
 // -----
 
-// Flax bf16: the batch norm runs in f32 between converts, the kernel is a convert of f32
-// master weights. The scaled master weights are rounded to bf16 once.
-// CHECK-LABEL: func.func @fold_bf16_precision_island
-// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
-// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
-// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
-// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
-// CHECK-NOT:     stablehlo.convert {{.+}} -> tensor<1x4x4x3x
-// CHECK:         return %[[Y]]
-func.func @fold_bf16_precision_island(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
-// The same island with the batch norm as one batch_norm_inference op in f32.
-// CHECK-LABEL: func.func @fold_bf16_precision_island_with_batch_norm_op
-// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
-// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
-// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
-// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
-// CHECK-NOT:     batch_norm_inference
-// CHECK:         return %[[Y]]
-func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %sc = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
-  %off = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
-  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
-  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %n = "stablehlo.batch_norm_inference"(%cf, %sc, %off, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
-// The kernel is stored only in bf16: scaling it would add a rounding the original never
-// made ("weights have no wider master copy").
-// CHECK-LABEL: func.func @no_fold_island_without_master_weights
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-// CHECK:         stablehlo.multiply
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xbf16>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
 // f16 weights in an f32 dot_general: y * c is computed in f32 with the weights exact;
 // rounding W * c to f16 would add an error the original never made.
 // CHECK-LABEL: func.func @no_fold_scale_into_narrow_weights
@@ -537,23 +468,4 @@ func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x
   %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
   %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
   return %y : tensor<3x2x2xf32>
-}
-
-// -----
-
-// Mixed precision with weights as arguments: the batch norm's values are arguments too.
-// CHECK-LABEL: func.func @no_fold_precision_island_with_argument_values
-// CHECK:         stablehlo.subtract
-// CHECK:         stablehlo.multiply
-func.func @no_fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
-  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel values of a mixed-precision chain are not constants [fold_precision_island]
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
 }
