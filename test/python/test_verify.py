@@ -72,10 +72,21 @@ def test_verify_says_it_cannot_verify_here_a_module_without_main():
 
 
 def test_verify_treats_a_nan_where_the_original_has_a_number_as_a_failure():
-    from stablehlo_bnfold.verification import _relative_error
-
-    assert _relative_error(np.array([1.0, np.nan]), np.array([1.0, np.nan])) == 0.0
-    assert _relative_error(np.array([1.0, 2.0]), np.array([1.0, np.nan])) == float("inf")
+    original = """
+    func.func @main(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+      %0 = stablehlo.add %arg0, %arg0 : tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    }"""
+    one_nan = """
+    func.func @main(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
+      %c = stablehlo.constant dense<[[2.0, 2.0], [2.0, 0x7FC00000]]> : tensor<2x2xf32>
+      %0 = stablehlo.multiply %arg0, %c : tensor<2x2xf32>
+      return %0 : tensor<2x2xf32>
+    }"""
+    assert stablehlo_bnfold.verify(original, original).ok
+    result = stablehlo_bnfold.verify(original, one_nan)
+    assert result.verified and not result.ok
+    assert result.outputs[0].max_relative_error == float("inf")
 
 
 def test_cli_verify_exits_3_and_writes_nothing_on_a_corrupted_fold(corrupt_folds, tmp_path, capsys):
