@@ -1607,3 +1607,21 @@ func.func @no_fold_weights_argument_overflow(%x: tensor<2x4xf16>, %w: tensor<4x3
   %y = "stablehlo.batch_norm_inference"(%d, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32, feature_index = 1 : i64} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
   return %y : tensor<2x3xf16>
 }
+
+// -----
+
+// weights are not finite: the kernel holds an infinity (so would K * s).
+// CHECK-LABEL: func.func @no_fold_weights_not_finite(
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         "stablehlo.batch_norm_inference"(%[[C]],
+func.func @no_fold_weights_not_finite(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0x7F800000, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not finite [fold_bn_into_linear]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
