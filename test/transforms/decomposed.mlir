@@ -469,3 +469,93 @@ func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x
   %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
   return %y : tensor<3x2x2xf32>
 }
+
+// -----
+
+// bias add result has other users (a scalar over a [heads, head_dim] bias): q + b is also
+// returned.
+// CHECK-LABEL: func.func @no_fold_query_scaling_bias_add_multi_user
+// CHECK:         %[[QB:.+]] = stablehlo.add
+// CHECK:         stablehlo.divide %[[QB]]
+func.func @no_fold_query_scaling_bias_add_multi_user(%x: tensor<3x2xf32>) -> (tensor<3x2x2xf32>, tensor<3x2x2xf32>) {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: bias add result has other users [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y, %qb : tensor<3x2x2xf32>, tensor<3x2x2xf32>
+}
+
+// -----
+
+// per-channel factor is not finite (a scalar over a [heads, head_dim] bias): c is an
+// infinity (a NaN is no uniform scalar: NaN != NaN).
+// CHECK-LABEL: func.func @no_fold_query_scaling_by_infinity
+// CHECK:         stablehlo.multiply
+func.func @no_fold_query_scaling_by_infinity(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<0x7F800000> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel factor is not finite [fold_scale_into_linear]
+  %y = stablehlo.multiply %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// per-channel divisor has a zero (a scalar over a [heads, head_dim] bias).
+// CHECK-LABEL: func.func @no_fold_query_scaling_by_zero_divisor
+// CHECK:         stablehlo.divide
+func.func @no_fold_query_scaling_by_zero_divisor(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: per-channel divisor has a zero [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// weights narrower than the result (a scalar over a [heads, head_dim] bias): f16 weights
+// in an f32 dot_general.
+// CHECK-LABEL: func.func @no_fold_query_scaling_into_narrow_weights
+// CHECK:         stablehlo.divide
+func.func @no_fold_query_scaling_into_narrow_weights(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf16>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf16>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: weights are narrower than the computation: folding would round them again [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// folded weights overflow their element type (a scalar over a [heads, head_dim] bias):
+// f16 weights 60000 times 100.
+// CHECK-LABEL: func.func @no_fold_query_scaling_weights_overflow
+// CHECK:         stablehlo.multiply
+func.func @no_fold_query_scaling_weights_overflow(%x: tensor<3x2xf16>) -> tensor<3x2x2xf16> {
+  %w = stablehlo.constant dense<60000.0> : tensor<2x2x2xf16>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf16>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf16>, tensor<2x2x2xf16>) -> tensor<3x2x2xf16>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf16>) -> tensor<3x2x2xf16>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf16>
+  %c = stablehlo.constant dense<100.0> : tensor<3x2x2xf16>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_scale_into_linear]
+  %y = stablehlo.multiply %qb, %c : tensor<3x2x2xf16>
+  return %y : tensor<3x2x2xf16>
+}
