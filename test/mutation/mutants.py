@@ -255,7 +255,8 @@ def run_mutant(
             commands = tuple(sorted(commands, key=lambda c: c != LIT))
         for command in commands:
             if command[0] == "lit":
-                argv = [sys.executable, "-c", "from lit.main import main; main()", "-q", *command[1:]]
+                argv = [sys.executable, "-c", "from lit.main import main; main()", "-q",
+                        "--max-failures=1", *command[1:]]
             else:
                 argv = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *command[1:]]
             left = timeout - (time.monotonic() - began)
