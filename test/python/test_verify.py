@@ -71,20 +71,23 @@ def test_verify_says_it_cannot_verify_here_a_module_without_main():
     assert str(result) == "cannot verify here: no function named main"
 
 
+DOUBLED = """
+func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}"""
+"""A module to verify others against: main returns 2 * x."""
+
+
 def test_verify_treats_a_nan_where_the_original_has_a_number_as_a_failure():
-    original = """
-    func.func @main(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
-      %0 = stablehlo.add %arg0, %arg0 : tensor<2x2xf32>
-      return %0 : tensor<2x2xf32>
-    }"""
     one_nan = """
-    func.func @main(%arg0: tensor<2x2xf32>) -> tensor<2x2xf32> {
-      %c = stablehlo.constant dense<[[2.0, 2.0], [2.0, 0x7FC00000]]> : tensor<2x2xf32>
-      %0 = stablehlo.multiply %arg0, %c : tensor<2x2xf32>
-      return %0 : tensor<2x2xf32>
+    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+      %c = stablehlo.constant dense<[[2.0, 2.0, 2.0, 2.0], [2.0, 2.0, 2.0, 0x7FC00000]]> : tensor<2x4xf32>
+      %0 = stablehlo.multiply %arg0, %c : tensor<2x4xf32>
+      return %0 : tensor<2x4xf32>
     }"""
-    assert stablehlo_bnfold.verify(original, original).ok
-    result = stablehlo_bnfold.verify(original, one_nan)
+    assert stablehlo_bnfold.verify(DOUBLED, DOUBLED).ok
+    result = stablehlo_bnfold.verify(DOUBLED, one_nan)
     assert result.verified and not result.ok
     assert result.outputs[0].max_relative_error == float("inf")
 
@@ -239,17 +242,12 @@ def test_verify_draws_weight_arguments_at_a_trained_networks_scale():
 def test_verify_fails_a_folded_module_whose_output_element_type_differs():
     # The same values, widened to f64: a fold that changes main's result type changes the
     # calling convention, however close the numbers.
-    original = """
-    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
-      %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
-      return %0 : tensor<2x4xf32>
-    }"""
     widened = """
     func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf64> {
       %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
       %1 = stablehlo.convert %0 : (tensor<2x4xf32>) -> tensor<2x4xf64>
       return %1 : tensor<2x4xf64>
     }"""
-    result = stablehlo_bnfold.verify(original, widened)
+    result = stablehlo_bnfold.verify(DOUBLED, widened)
     assert result.verified and not result.ok
     assert result.outputs[0].max_relative_error == float("inf")
