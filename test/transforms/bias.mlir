@@ -179,6 +179,28 @@ func.func @no_fold_shift_residual(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x
 
 // -----
 
+// already a single bias add: at batch 1, x @ W2 + (x @ W1 + b) reads as L2 plus a narrow
+// value; the operand with the bias add is the other layer, not a shift of L2.
+// CHECK-LABEL: func.func @no_fold_shift_sum_of_two_layers_at_batch_one
+// CHECK:         %[[A:.+]] = stablehlo.add %{{.+}}, %{{.+}}
+// CHECK:         %[[D:.+]] = stablehlo.dot_general
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[A]]
+// CHECK:         return %[[Y]]
+func.func @no_fold_shift_sum_of_two_layers_at_batch_one(%x: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %w1 = stablehlo.constant dense<[[-0.375, 0.625, -0.25], [0.25, -0.125, 0.5], [-0.375, -0.875, -0.375], [0.25, 0.25, 1.0]]> : tensor<4x3xf32>
+  %w2 = stablehlo.constant dense<[[0.5, 0.625, -0.25], [0.25, -0.125, 0.5], [-0.375, 0.875, -0.375], [0.25, 0.25, -1.0]]> : tensor<4x3xf32>
+  %d1 = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %b = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %a1 = stablehlo.add %d1, %b : tensor<1x3xf32>
+  %d2 = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: already a single bias add [fold_shift_into_bias]
+  %y = stablehlo.add %d2, %a1 : tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
 // not a linear op plus a per-channel value: c - (L + b), the subtrahend is the layer.
 // CHECK-LABEL: func.func @no_fold_subtrahend_on_the_left
 // CHECK:         %[[A:.+]] = stablehlo.add %{{.+}}, %{{.+}}
