@@ -1,6 +1,8 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --debug 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=DEBUG %s
 
 // Flax linen / NNX: (y - mean) * (rsqrt(var + eps) * scale) + bias, per-channel values
 // through reshape C -> 1x1x1xC and broadcast_in_dim, eps a scalar broadcast with dims = [].
@@ -558,4 +560,21 @@ func.func @no_fold_query_scaling_weights_overflow(%x: tensor<3x2xf16>) -> tensor
   // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_scale_into_linear]
   %y = stablehlo.multiply %qb, %c : tensor<3x2x2xf16>
   return %y : tensor<3x2x2xf16>
+}
+
+// -----
+
+// element type is not f16, bf16, f32 or f64: an integer convolution times per-channel
+// integers (no candidate: only --debug says why).
+// CHECK-LABEL: func.func @no_fold_integer_scale
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_integer_scale(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi32> {
+  %k = stablehlo.constant dense<[[[[1, -1, 2], [3, 0, -2]]]]> : tensor<1x1x2x3xi32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xi32>, tensor<1x1x2x3xi32>) -> tensor<1x4x4x3xi32>
+  %s = stablehlo.constant dense<[2, 3, -1]> : tensor<3xi32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xi32>) -> tensor<1x4x4x3xi32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: element type is not f16, bf16, f32 or f64 [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %sb : tensor<1x4x4x3xi32>
+  return %y : tensor<1x4x4x3xi32>
 }
