@@ -291,7 +291,23 @@ func.func @no_fold_zero_divisor(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf3
   %z = stablehlo.constant dense<[1.0, 0.0, 2.0]> : tensor<3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
   %zb = stablehlo.broadcast_in_dim %z, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: per-channel divisor has a zero [fold_divisor_into_linear]
   %y = stablehlo.divide %c, %zb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// per-channel factor is not finite: one factor is an infinity.
+// CHECK-LABEL: func.func @no_fold_scale_not_finite
+// CHECK:         stablehlo.multiply
+func.func @no_fold_scale_not_finite(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %s = stablehlo.constant dense<[1.0, 0x7F800000, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel factor is not finite [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %sb : tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
 
