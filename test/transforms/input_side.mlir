@@ -978,8 +978,80 @@ func.func @fold_layer_norm_shift_into_head_biases(%arg0: tensor<3x4xf32>) -> (te
 
 // -----
 
+// folding would add as many activation-sized ops as it removes: x * (r * gamma) with
+// r * gamma also returned; splitting gamma off would build x * r for the x * (r * gamma)
+// it removes, one for one.
+// CHECK-LABEL: func.func @no_fold_split_product_read_elsewhere(
+// CHECK:         %[[F:.+]] = stablehlo.multiply %{{.+}}, %{{.+}} : tensor<2x4xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0, %[[F]]
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_split_product_read_elsewhere(%arg0: tensor<2x4xf32>, %arg1: tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2x4xf32>) {
+  %r_b = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %factor = stablehlo.multiply %r_b, %scale_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folding would add as many activation-sized ops as it removes [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %factor : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %dq, %factor : tensor<2x3xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// element type is not f16, bf16, f32 or f64: the dense layer's result is f8E4M3FN.
+// CHECK-LABEL: func.func @no_fold_into_f8_result(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_into_f8_result(%arg0: tensor<2x4xf32>) -> tensor<2x3xf8E4M3FN> {
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: element type is not f16, bf16, f32 or f64 [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf8E4M3FN>
+  return %dq : tensor<2x3xf8E4M3FN>
+}
+
+// -----
+
+// weight element type is not f16, bf16, f32 or f64: f8E4M3FN weights.
+// CHECK-LABEL: func.func @no_fold_into_f8_weights(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_into_f8_weights(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weight element type is not f16, bf16, f32 or f64 [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<1.0> : tensor<4x3xf8E4M3FN>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf8E4M3FN>) -> tensor<2x3xf32>
+  return %dq : tensor<2x3xf32>
+}
+
+// -----
+
+// per-feature values overflow their element type: with gamma an argument the chain is
+// computed in the graph, in f16, where its constants 1000 * 1000 do not fit.
+// CHECK-LABEL: func.func @no_fold_constants_that_overflow_in_the_graph(
+// CHECK:         %[[G:.+]] = stablehlo.broadcast_in_dim %arg1
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %{{.+}}, %[[G]] : tensor<2x4xf16>
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_constants_that_overflow_in_the_graph(%arg0: tensor<2x4xf16>, %gamma: tensor<4xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<2x4xf16>
+  %a = stablehlo.multiply %arg0, %c : tensor<2x4xf16>
+  %b = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %g = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-feature values overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %b, %g : tensor<2x4xf16>
+  %wq = stablehlo.constant dense<0.5> : tensor<4x3xf16>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %dq : tensor<2x3xf16>
+}
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
-// convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 20, skipped 34
+// convolution or dot_general) for each of the eight batch norms left alone, and the chain
+// left at no_fold_split_product_read_elsewhere's r * gamma.
+// REPORT: folded 20, skipped 39
 
