@@ -3,6 +3,8 @@
 // RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-weight-arguments=false --split-input-file --report \
 // RUN:   2>&1 >/dev/null | FileCheck --check-prefix=CONST %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --debug 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=DEBUG %s
 
 // Input-side folds: a per-feature affine map (batch norm or per-feature add, subtract,
 // multiply, divide by constants) feeding a dot_general along a contracting dimension or a
@@ -607,6 +609,26 @@ func.func @no_fold_shift_alone_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32
   %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: a shift alone cannot pass the zeros of padding or lhs dilation [fold_input_affine_into_conv]
   %x = stablehlo.add %arg0, %t_b : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
+  return %c : tensor<1x6x6x3xf32>
+}
+
+// -----
+
+// The same shift as another convolution's bias, L + b: the canonical form, no candidate
+// (DEBUG lines are --debug's log of what is no candidate).
+// CHECK-LABEL: func.func @no_fold_bias_add_before_lhs_dilated_conv(
+// CHECK:         %[[L:.+]] = stablehlo.convolution(%arg0
+// CHECK:         %[[X:.+]] = stablehlo.add %[[L]], %{{.+}}
+// CHECK:         stablehlo.convolution(%[[X]], %{{.+}})
+func.func @no_fold_bias_add_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
+  %k0 = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %l = stablehlo.convolution(%arg0, %k0) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: a shift alone cannot pass the zeros of padding or lhs dilation [fold_input_affine_into_conv]
+  %x = stablehlo.add %l, %t_b : tensor<1x4x4x2xf32>
   %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
   return %c : tensor<1x6x6x3xf32>
 }
