@@ -790,6 +790,23 @@ func.func @no_fold_input_side_weights_computed_by_linear_op(%arg0: tensor<2x4xf3
 
 // -----
 
+// The same with no batch norm in the chain (attention's q * scale before q @ k^T): no
+// candidate at all, so no report line.
+// CHECK-LABEL: func.func @no_fold_scale_before_weights_computed_by_linear_op(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_scale_before_weights_computed_by_linear_op(%arg0: tensor<2x4xf32>, %arg1: tensor<4x4xf32>, %arg2: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %scale = stablehlo.constant dense<[1.25, 0.875, 1.25, 1.125]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %z = stablehlo.dot_general %arg1, %arg2, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: weights are computed by a linear op: the op would only move onto them [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %d = stablehlo.dot_general %y, %z, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
 // A grouped convolution whose kernel is an argument: the scale would have to be laid
 // over the kernel group by group in the graph.
 // CHECK-LABEL: func.func @no_fold_grouped_conv_weights_argument(
