@@ -1088,9 +1088,44 @@ func.func @no_fold_constants_that_overflow_in_the_graph(%arg0: tensor<2x4xf16>, 
   return %dq : tensor<2x3xf16>
 }
 
+// -----
+
+// folded weights overflow their element type (weights as arguments, in the graph): the
+// constant scale 1000 * 1000 does not fit the f16 weights it would multiply.
+// CHECK-LABEL: func.func @no_fold_scale_that_overflows_argument_weights(
+// CHECK:         %[[A:.+]] = stablehlo.multiply %arg0
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[A]]
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_scale_that_overflows_argument_weights(%arg0: tensor<2x4xf16>, %arg1: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<2x4xf16>
+  %a = stablehlo.multiply %arg0, %c : tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %d = stablehlo.dot_general %y, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+
+// -----
+
+// folded bias overflows its element type (weights as arguments, in the graph): the shift
+// of (x + 60000) * 2 is 120000, more than f16 holds.
+// CHECK-LABEL: func.func @no_fold_shift_that_overflows_argument_weights(
+// CHECK:         %[[A:.+]] = stablehlo.add %arg0
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[A]]
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>, %arg1: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %t = stablehlo.constant dense<60000.0> : tensor<2x4xf16>
+  %a = stablehlo.add %arg0, %t : tensor<2x4xf16>
+  %c = stablehlo.constant dense<2.0> : tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded bias overflows its element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %d = stablehlo.dot_general %y, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 20, skipped 39
+// REPORT: folded 20, skipped 41
 
