@@ -106,7 +106,7 @@ def _cases(exported, data, base_package, after_package) -> dict[str, Case]:
             context = package["io"].make_context()
             return context, package["io"].load(data, context)  # resources inlined
 
-        def run(arg):
+        def run(arg):  # not session.run: the older revision may have no session module
             context, loaded = arg
             with context:
                 package["passes"].run_pipeline(loaded.module, package["passes"].ARGUMENT,

@@ -12,7 +12,7 @@ and each table ends with the pass's CPU time fitted as a cost per fold plus one 
             io.load + io.dump(consume=True), the reader and writer fold_batch_norm uses;
             for torch-mlir text, MLIR's parser and printer (ir.Module.parse, print to
             bytes, decode), which is what fold_batch_norm(str) does around the pass
-  pass      the pass alone on a module already loaded (passes.run_pipeline)
+  pass      the pass alone on a module already loaded, and its report (session.run)
   e2e       fold_batch_norm(Exported) -> Exported; for torch-mlir, fold_batch_norm(str)
   torch.fx  torch.fx.experimental.optimization.fuse(net) (trace, copy, fold)
   torch     torch.nn.utils.fusion.fuse_conv_bn_eval on every conv/bn pair

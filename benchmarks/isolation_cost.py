@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What folding bytecode in a child process costs the API: `fold_batch_norm(Exported)`,
-weights as constants, in a forked child (the default, `stablehlo_bnfold.isolation`) and in
+weights as constants, in a forked child (the default, `stablehlo_bnfold.sandbox`) and in
 the calling process (`trusted=True`), and in a child without `gc.freeze()` around the fork.
 
 Interleaved medians (benchmarks/measure.py) in one process, after JAX has run a
@@ -23,7 +23,7 @@ from models import NETWORKS, export_stablehlo, make_weights  # noqa: E402
 
 
 class _NoFreeze:
-    """Stands in for `gc` in stablehlo_bnfold.isolation: freezing does nothing."""
+    """Stands in for `gc` in stablehlo_bnfold.sandbox: freezing does nothing."""
 
     freeze = staticmethod(lambda: None)
     unfreeze = staticmethod(lambda: None)
@@ -38,15 +38,15 @@ def main() -> None:
     import jax
 
     import stablehlo_bnfold
-    from stablehlo_bnfold import isolation
+    from stablehlo_bnfold import sandbox
 
     def fold(*, trusted: bool = False, freeze: bool = True):
         def run(exported):
-            isolation.gc = gc if freeze else _NoFreeze
+            sandbox.gc = gc if freeze else _NoFreeze
             try:
                 return stablehlo_bnfold.fold_batch_norm(exported, trusted=trusted)
             finally:
-                isolation.gc = gc
+                sandbox.gc = gc
 
         return run
 

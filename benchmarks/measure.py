@@ -306,8 +306,7 @@ def fold_cases(data, e2e: Callable, floor: Callable | None = None) -> dict[str, 
     `floor`, by default reading and writing it back the way `fold_batch_norm` does; `pass`,
     the pass alone on a module loaded untimed; and `e2e`."""
     from stablehlo_bnfold import io as sio
-    from stablehlo_bnfold.passes import ARGUMENT, run_pipeline
-    from stablehlo_bnfold.report import Recorder
+    from stablehlo_bnfold import session
 
     def read_and_write(_):
         context = sio.make_context()
@@ -320,9 +319,8 @@ def fold_cases(data, e2e: Callable, floor: Callable | None = None) -> dict[str, 
         return context, sio.load(data, context)
 
     def fold_pass(arg):
-        context, loaded = arg
-        with context:
-            run_pipeline(loaded.module, ARGUMENT, Recorder())
+        _, loaded = arg
+        session.run(loaded.module)
 
     return {
         "floor": Case(floor or read_and_write),

@@ -8,7 +8,7 @@ interleaved repeats in that one process:
 
   floor   read the portable artifact and write it back, no pass (io.load + io.dump,
           consume=True: the writer fold_batch_norm uses)
-  pass    the pass alone on a loaded module (passes.run_pipeline)
+  pass    the pass alone on a loaded module, and its report (session.run)
   e2e     fold_batch_norm(Exported) -> Exported
   peers   torch.fx fuse, onnxoptimizer, onnxruntime, onnxscript, TVM (see peers.py)
   latency original vs folded module compiled by XLA for the CPU, batch 1
@@ -143,8 +143,7 @@ def _probe(phase: str, exported_path: str) -> dict:
     import jax
     import stablehlo_bnfold
     from stablehlo_bnfold import io as sio
-    from stablehlo_bnfold.passes import ARGUMENT, run_pipeline
-    from stablehlo_bnfold.report import Recorder
+    from stablehlo_bnfold import session
 
     def run(exported, timed: bool):
         data = exported.mlir_module_serialized
@@ -161,8 +160,7 @@ def _probe(phase: str, exported_path: str) -> dict:
             gc.collect()
             baseline[0] = rss()
             reset_peak_rss()
-        with context:
-            run_pipeline(loaded.module, ARGUMENT, Recorder())
+        session.run(loaded.module)
         return loaded
 
     # Warm up on a tiny network, so one-time initialisation is not counted.

@@ -20,47 +20,37 @@ temporary file renamed over it, so a failure leaves nothing half-written and an 
 as its own output is replaced atomically; devices, FIFOs and /dev/stdout are written
 straight, links are followed, and nothing that is not ours is replaced (`output`).
 
-The command (`console_main`) runs `main` in a forked child and waits for it: jaxlib's C++
-bytecode readers can crash on a corrupted file, and the kernel kills a process that runs
-out of memory, before any Python code can object. Then the parent prints the one line
-(what the child was doing, on which file, and the signal), removes the child's temporary
-output file and exits 1. The child reads under an alarm (`isolation.bounded_reading`): a
-corrupted count can make MLIR's reader loop without end.
+The command (`console_main`) runs `main` in a forked child and waits for it
+(`sandbox.command`): jaxlib's C++ bytecode readers can crash on a corrupted file, and the
+kernel kills a process that runs out of memory, before any Python code can object. Then
+the parent prints the one line (what the child was doing, on which file, and the signal),
+removes the child's temporary output file and exits 1. The child reads under an alarm
+(`sandbox.reading`): a corrupted count can make MLIR's reader loop without end.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import functools
+import importlib
 import logging
-import mmap
 import os
 import re
-import signal
 import sys
-import tempfile
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+import types
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, BinaryIO
 
-from . import __version__
+from . import __version__, sandbox
 from .basics import ARGUMENT, one_line
 from .output import write_output
 
-if TYPE_CHECKING:  # imported by `_import_the_pass`, once the arguments are parsed
-    import jax
-
+if TYPE_CHECKING:  # for annotations only: imported through `_lazy`
     from jaxlib.mlir.passmanager import PassManager
 
-    from . import io as bnio
-    from .diagnostics import Diagnostic, check as check_diagnostics
-    from .isolation import bounded_reading, death_message, read_seconds
-    from .memory import check_fits
-    from .passes import build_pass_manager, run_pipeline
-    from .report import FoldError, FoldReport, Recorder
-    from .verification import verify
+    from .io import Format, Loaded
+    from .report import FoldReport
 
 __all__ = [
     "EXIT_INPUT_ERROR",
@@ -263,24 +253,28 @@ class _Failure(Exception):
     """A problem already worded for the user."""
 
 
-def _import_the_pass() -> None:
-    """Import jax, jaxlib's MLIR and the pass (about 2 s) into this module's namespace.
-    Done once the arguments are parsed, so that `--help`, `--version` and usage errors
-    answer at once, and, under `console_main`, in the child: the parent never has JAX's
-    threads when it forks, and an interrupt while they load is the child's (exit 130)."""
-    global jax, PassManager, bnio, Diagnostic, check_diagnostics, bounded_reading
-    global death_message, read_seconds, check_fits, build_pass_manager, run_pipeline
-    global FoldError, FoldReport, Recorder, verify
-    import jax
-    from jaxlib.mlir.passmanager import PassManager
+class _Modules:
+    """jax and the package's modules that import it (about 2 s), as attributes, each
+    imported the first time it is named (`_lazy.io`, `_lazy.session`). That is once the
+    arguments are parsed (`_import_the_pass`), so that `--help`, `--version` and usage
+    errors answer at once, and, under `console_main`, in the child: the parent never has
+    JAX's threads when it forks, and an interrupt while they load is the child's (exit 130)."""
 
-    from . import io as bnio
-    from .diagnostics import Diagnostic, check as check_diagnostics
-    from .isolation import bounded_reading, death_message, read_seconds
-    from .memory import check_fits
-    from .passes import build_pass_manager, run_pipeline
-    from .report import FoldError, FoldReport, Recorder
-    from .verification import verify
+    def __getattr__(self, name: str) -> types.ModuleType:
+        module = importlib.import_module(name if name == "jax" else f".{name}", __package__)
+        setattr(self, name, module)
+        return module
+
+
+_lazy = _Modules()
+
+_THE_PASS = ("jax", "diagnostics", "io", "memory", "passes", "report", "session", "verification")
+
+
+def _import_the_pass() -> None:
+    """Import every module `main` uses through `_lazy`, now."""
+    for name in _THE_PASS:
+        getattr(_lazy, name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,15 +294,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:  # a bad pipeline is a usage error, found before the input is read
-        build_pass_manager(bnio.make_context(), pipeline, Recorder())
-    except FoldError as error:
+        _lazy.passes.build_pass_manager(_lazy.io.make_context(), pipeline, _lazy.report.Recorder())
+    except _lazy.report.FoldError as error:
         parser.error(str(error))
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     else:
         # XLA logs INFO lines to stderr when --verify starts the CPU backend; the CLI's
         # stderr is for its own one-line messages.
-        jax.config.update("jax_logging_level", "WARNING")
+        _lazy.jax.config.update("jax_logging_level", "WARNING")
     try:
         return _run(args, pipeline)
     except _Failure as failure:
@@ -331,10 +325,10 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
     source = "<stdin>" if args.input == "-" else args.input
     try:
         chunks = _inputs(args, source)
-    except FoldError as error:
+    except _lazy.report.FoldError as error:
         raise _Failure(_say(str(error))) from None
-    outputs: list[bnio.Loaded | str | bytes] = []
-    report = FoldReport()
+    outputs: list[Loaded | str | bytes] = []
+    report = _lazy.report.FoldReport()
     failed = unverified = False
     errors: list[str] = []  # under --verify-diagnostics, checked instead of printed
     for chunk in chunks:
@@ -342,12 +336,12 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                whole = bnio.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
+                whole = _lazy.io.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
                 if args.elide is not None:  # what is written; `whole` is what is verified
-                    output = bnio.dump(loaded, large_elements_limit=args.elide, **_printing(args))
+                    output = _lazy.io.dump(loaded, large_elements_limit=args.elide, **_printing(args))
                 else:
                     output = whole
-        except FoldError as error:
+        except _lazy.report.FoldError as error:
             if args.verify_diagnostics:
                 errors.append(str(error))
                 continue
@@ -359,9 +353,9 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
         outputs.append(output)
         report = report.merged(chunk_report)
         if args.verify:
-            _doing("verifying", source)
-            original = bnio.read_file(args.input) if chunk is None else chunk
-            verification = verify(original, whole)
+            sandbox.doing("verifying", source)
+            original = _lazy.io.read_file(args.input) if chunk is None else chunk
+            verification = _lazy.verification.verify(original, whole)
             for line in verification.lines():
                 print(one_line(f"{source}: {line}"), file=sys.stderr)
             unverified |= not verification.ok
@@ -396,14 +390,15 @@ def _check_diagnostics(
     if args.split_input_file:  # each chunk is padded to its place in the file
         text = "\n".join(_merge_lines([c for c in chunks if isinstance(c, str)]))
     else:
-        data = bnio.read_file(args.input) if chunks == [None] else chunks[0]
+        data = _lazy.io.read_file(args.input) if chunks == [None] else chunks[0]
         data = data.encode() if isinstance(data, str) else data
-        text = "" if bnio.is_binary(data) else data.decode("utf-8", errors="replace")
-    produced = [Diagnostic("remark", where, what) for where, what in report.entries()]
+        text = "" if _lazy.io.is_binary(data) else data.decode("utf-8", errors="replace")
+    diagnostic = _lazy.diagnostics.Diagnostic
+    produced = [diagnostic("remark", where, what) for where, what in report.entries()]
     for error in errors:
         where, separator, message = error.partition(": error: ")
-        produced.append(Diagnostic("error", where, message) if separator else Diagnostic("error", "", error))
-    return check_diagnostics(text, source, produced)
+        produced.append(diagnostic("error", where, message) if separator else diagnostic("error", "", error))
+    return _lazy.diagnostics.check(text, source, produced)
 
 
 def _merge_lines(chunks: list[str]) -> list[str]:
@@ -424,45 +419,37 @@ def _inputs(args: argparse.Namespace, source: str) -> list[str | bytes | None]:
     memory for stdin, a pipe or device (read once) and `--split-input-file`. FoldError
     when the input cannot be read, or folding it would not fit in memory (unless
     `--no-memory-check`)."""
-    _doing("reading", source)
-    fits = (lambda *a, **k: None) if args.no_memory_check else check_fits
+    sandbox.doing("reading", source)
+    fits = (lambda *a, **k: None) if args.no_memory_check else _lazy.memory.check_fits
     if args.input != "-" and os.path.isfile(args.input) and not args.split_input_file:
-        fmt, _ = bnio.sniff_file(args.input)
+        fmt, _ = _lazy.io.sniff_file(args.input)
         fits(os.path.getsize(args.input), fmt, source)
         return [None]
-    data = sys.stdin.buffer.read() if args.input == "-" else bnio.read_file(args.input)
-    fits(len(data), bnio.sniff(data)[0], source, held=True)
-    if args.split_input_file and not bnio.is_binary(data):
+    data = sys.stdin.buffer.read() if args.input == "-" else _lazy.io.read_file(args.input)
+    fits(len(data), _lazy.io.sniff(data)[0], source, held=True)
+    if args.split_input_file and not _lazy.io.is_binary(data):
         try:
             return _chunks(data.decode("utf-8"))
         except UnicodeDecodeError:
-            raise FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
+            raise _lazy.report.FoldError(f"{source}: not MLIR text, bytecode or a portable artifact") from None
     return [data]
 
 
 def _process(
     data: str | bytes | None, source: str, pipeline: str, args: argparse.Namespace
-) -> tuple[bnio.Loaded, FoldReport]:
+) -> tuple[Loaded, FoldReport]:
     """Load `data` (None: the input file), run the pipeline, report."""
-    context = bnio.make_context()
+    context = _lazy.io.make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
     if args.mlir_disable_threading:
         context.enable_multithreading(False)
-    seconds = read_seconds(len(data) if data is not None else os.path.getsize(args.input))
-    _doing("reading", source, seconds=seconds)
+    seconds = sandbox.read_seconds(len(data) if data is not None else os.path.getsize(args.input))
     # In the child, a read that loops (a corrupted count in bytecode) ends by an alarm.
-    bounded = bounded_reading(seconds) if _status is not None else contextlib.nullcontext()
-    with _reader_stderr(), bounded:
-        if data is None:
-            loaded = bnio.load_file(args.input, context)
-        else:
-            loaded = bnio.load(data, context, source=source)
-    recorder = Recorder(source=source)
-    _doing("folding", source)
-    with context:
-        if pipeline.strip():
-            run_pipeline(loaded.module, pipeline, recorder, functools.partial(_instrument, args))
-        return loaded, recorder.finish(loaded.module)
+    with sandbox.reading(source, seconds):
+        loaded = _lazy.session.load(data, context, source=source, path=args.input)
+    sandbox.doing("folding", source)
+    instrument = functools.partial(_instrument, args)
+    return loaded, _lazy.session.run(loaded.module, pipeline, source=source, instrument=instrument)
 
 
 def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
@@ -478,22 +465,22 @@ def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
         )
 
 
-def _output_format(loaded: bnio.Loaded, args: argparse.Namespace) -> bnio.Format:
+def _output_format(loaded: Loaded, args: argparse.Namespace) -> Format:
     if not args.emit_bytecode:
-        return bnio.Format.TEXT
-    if loaded.format in (bnio.Format.PORTABLE, bnio.Format.EXPORTED):  # the same kind back
+        return _lazy.io.Format.TEXT
+    if loaded.format in (_lazy.io.Format.PORTABLE, _lazy.io.Format.EXPORTED):  # the same kind back
         return loaded.format
-    return bnio.Format.BYTECODE
+    return _lazy.io.Format.BYTECODE
 
 
 def _emitter(
-    outputs: list[bnio.Loaded | str | bytes], args: argparse.Namespace
+    outputs: list[Loaded | str | bytes], args: argparse.Namespace
 ) -> Callable[[BinaryIO], object]:
     """Writes the output to a binary file: one module streamed from its context, or the
     chunks already in memory, joined by '// -----' lines."""
-    if len(outputs) == 1 and isinstance(outputs[0], bnio.Loaded):
+    if len(outputs) == 1 and isinstance(outputs[0], _lazy.io.Loaded):
         loaded = outputs[0]
-        return lambda file: bnio.write(
+        return lambda file: _lazy.io.write(
             loaded,
             file,
             _output_format(loaded, args),
@@ -523,181 +510,23 @@ def _write(path: str, emit: Callable[[BinaryIO], object]) -> None:
     """Have `emit` write the output to `path` (- for stdout) without destroying what is
     not ours (`output.write_output`): a failure leaves no partial output, and the parent
     removes a temporary file the child named should the child die."""
-    _import_the_pass()  # FoldError, for the except clause below
     where = "<stdout>" if path in ("-", "/dev/stdout") else path
-    _doing("writing", where)
+    sandbox.doing("writing", where)
     try:
-        write_output(path, emit, lambda temporary: _doing("writing", where, temporary))
-    except FoldError as error:
+        write_output(path, emit, lambda temporary: sandbox.doing("writing", where, temporary))
+    except _lazy.report.FoldError as error:
         raise _Failure(_say(str(error))) from None
     except OSError as error:  # one line, whatever the system refused: ENOSPC, EACCES, EISDIR
         raise _Failure(one_line(f"{PROG}: error: {where}: cannot write: {error.strerror or error}")) from None
 
 
-# --- the command: `main` in a child process --------------------------------------------------
-
-_status: mmap.mmap | None = None
-"""Shared with the parent in the child: `phase NUL file NUL temporary output file NUL
-seconds reading may take`."""
-
-_capture: BinaryIO | None = None
-"""Shared with the parent in the child: what C++ code printed on stderr while reading."""
-
-_STOP_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
-"""Sent to the parent, passed on to the child."""
-
-_QUIET_SIGNALS = frozenset(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE") if hasattr(signal, name)
-)
-"""A child ended by one of these was stopped, not crashed: the parent says nothing."""
-
-
-def _doing(phase: str, file: str, temporary: str = "", *, seconds: float = 0.0) -> None:
-    """Tell the parent (if any) what the child is doing, for its message should it die."""
-    if _status is not None:
-        record = b"\0".join(os.fsencode(part) for part in (phase, file, temporary, str(seconds)))
-        _status[:] = record[: len(_status)].ljust(len(_status), b"\0")
-
-
-@contextlib.contextmanager
-def _reader_stderr() -> Iterator[None]:
-    """In the child, send what is printed on stderr (file descriptor 2, where LLVM writes
-    a fatal error before it aborts) to `_capture` while the input is read, for the
-    parent's message should the reader crash; printed as usual if it does not."""
-    if _capture is None:
-        yield
-        return
-    sys.stderr.flush()
-    saved = os.dup(2)
-    _capture.seek(0)
-    _capture.truncate()
-    os.dup2(_capture.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        _capture.seek(0)
-        if printed := _capture.read():
-            sys.stderr.buffer.write(printed)
-            sys.stderr.flush()
-
-
 def console_main() -> int:
-    """The `stablehlo-bnfold-opt` command: `main(sys.argv[1:])` in a forked child, the
-    exit code its. A child killed by a signal other than an interrupt (a crash inside
-    jaxlib's C++ code, a kill for lack of memory) ends with one line on stderr and exit 1;
-    its temporary output file is removed. SIGINT, SIGTERM and SIGHUP sent to this process
-    are passed on to the child, which dies with this process; one of them ignored when the
-    command starts (a background job of a script) stays ignored in both. Without
-    `os.fork`, `main` runs in this process.
-
-    The parent imports neither jax nor jaxlib (`_import_the_pass` runs in the child), so
-    it forks with no other thread, and an interrupt at any moment after this function
-    starts ends the command with exit 130 and nothing printed: the handlers are set
-    first, and are left set until the process exits (with no child left, a signal is
-    dropped), so that no interrupt can land in Python's own handler on the way out."""
-    if not hasattr(os, "fork"):
-        return main()
-    global _status, _capture
-    parent, children, pending = os.getpid(), [], []
-    handlers = {number: signal.getsignal(number) for number in _STOP_SIGNALS}
-
-    def pass_on(number: int, frame: object) -> None:
-        if os.getpid() != parent:  # the child, before it has its own handlers: as they will
-            signal.signal(number, signal.SIG_DFL)
-            signal.raise_signal(number)
-        elif children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(children[0], number)
-        else:  # before the fork, or after the child was reaped
-            pending.append(number)
-
-    # Set before anything else, so that no signal to the parent can come before them.
-    for number, handler in handlers.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(number, pass_on)
-    _status = mmap.mmap(-1, 3 * 4096 + 16)  # a phase and two paths
-    _capture = tempfile.TemporaryFile()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    child = os.fork()
-    if child == 0:
-        code = EXIT_INPUT_ERROR  # should _become_child fail: `_child` handles the rest
-        try:
-            _become_child(parent, handlers)
-            code = _child()
-        finally:
-            os._exit(code)
-    children.append(child)
-    for number in pending:
-        os.kill(child, number)
-    _, wait_status = os.waitpid(child, 0)
-    children.clear()
-    return _ended(wait_status)
-
-
-def _become_child(parent: int, handlers: dict) -> None:
-    """The child's signals: those ignored when the command started stay ignored; the
-    others end the child by their default action at once, whatever it is doing (an
-    interrupt raised as KeyboardInterrupt inside jax's import or MLIR's C++ code can crash
-    the process), and the parent, which removes a temporary file the child named, exits
-    128 + the signal's number without a word. Killed when the parent dies (Linux)."""
-    for number, handler in handlers.items():
-        signal.signal(number, signal.SIG_IGN if handler is signal.SIG_IGN else signal.SIG_DFL)
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl: nobody waits for the result
-        os._exit(128 + signal.SIGKILL)
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _ended(wait_status: int) -> int:
-    """The parent's exit code for how the child ended; one line if it was killed."""
-    if os.WIFEXITED(wait_status):
-        return os.WEXITSTATUS(wait_status)
-    number = os.WTERMSIG(wait_status)
-    parts = _status[:].rstrip(b"\0").split(b"\0") + [b"", b"", b""]
-    phase, file, temporary, seconds = (os.fsdecode(part) for part in parts[:4])
-    if phase == "exiting":  # died in os._exit: its output and messages are complete
-        return int(file)
-    if temporary:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-    if number in _QUIET_SIGNALS:
-        return 128 + number
-    _capture.seek(0)
-    printed = _capture.read().decode(errors="replace")
-    _import_the_pass()  # death_message
-    print(_say(death_message(phase, file, number, printed, float(seconds or 0))), file=sys.stderr)
-    return EXIT_INPUT_ERROR
-
-
-def _child() -> int:
-    """`main` in the child; its exit code, stdio flushed (the caller skips Python's exit,
-    so that MLIR's destructors, which can crash after a failed read, never run)."""
-    try:
-        code = main()
-    except SystemExit as stop:  # argparse's usage errors, --help, --version
-        code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
-    except KeyboardInterrupt:
-        code = 128 + signal.SIGINT
-    except BaseException as error:  # a bug outside main's own handling: one line
-        print(one_line(f"{PROG}: error: internal error: {type(error).__name__}: {error}"), file=sys.stderr)
-        code = EXIT_INPUT_ERROR
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    _doing("exiting", str(code))  # all said: a crash from here on adds nothing
-    return code
+    """The `stablehlo-bnfold-opt` command: `main(sys.argv[1:])` in a forked child
+    (`sandbox.command`), the exit code its. A crash or a kill for lack of memory ends it with
+    one line on stderr and exit 1, its temporary output file removed; SIGINT, SIGTERM and
+    SIGHUP are passed on to the child; without `os.fork`, `main` runs in this process.
+    Nothing here imports jax (`_import_the_pass` runs in the child)."""
+    return sandbox.command(main, _say)
 
 
 if __name__ == "__main__":

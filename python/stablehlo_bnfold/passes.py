@@ -14,6 +14,8 @@ module, which visits the same functions.
 
 from __future__ import annotations
 
+import gc
+
 import inspect
 import re
 from collections.abc import Callable
@@ -75,7 +77,15 @@ class FoldBatchNormPass:
             frozen = build_pattern_set(
                 op.context, recorder, PATTERNS, in_graph=self.fold_weight_arguments
             )
-            rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+            # A full collection inside the driver took 9% of a MobileNetV2 pass; the little
+            # garbage the patterns leave is collected after it.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+            finally:
+                if collecting:
+                    gc.enable()
             report_chains_left(op, recorder, self.fold_weight_arguments)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)

@@ -43,9 +43,8 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
-from typing import BinaryIO, Callable
+from typing import Callable
 
 import jax
 import ml_dtypes
@@ -57,7 +56,8 @@ from jaxlib.mlir.dialects import stablehlo
 
 from . import exported as _exported
 from . import io as _io
-from . import isolation as _isolation
+from . import sandbox as _sandbox
+from . import session as _session
 from .constants import float_dtype
 from .report import FoldError
 
@@ -507,10 +507,12 @@ def _text(module) -> str:
     if isinstance(module, (str, bytes)):
         # jaxlib's bytecode readers crash or loop on some corrupted bytes, and MLIR's text
         # parser overflows the stack on deep nesting: read them in a child process
-        # (stablehlo_bnfold.isolation), as fold_batch_norm does.
+        # (stablehlo_bnfold.sandbox), as fold_batch_norm does.
         try:
-            _, text = _isolation.run(
-                functools.partial(_print_text, module), source="<input>", size=len(module)
+            _, text = _sandbox.run(
+                functools.partial(_session.fold_into, module, pipeline="", fmt=_io.Format.TEXT),
+                source="<input>",
+                size=len(module),
             )
         except FoldError as error:
             raise _NotRunnable(str(error)) from None
@@ -522,16 +524,6 @@ def _text(module) -> str:
         raise _NotRunnable(str(error)) from None
     with context:
         return str(loaded.module)
-
-
-def _print_text(
-    data: bytes, output: BinaryIO, reading: Callable[[], AbstractContextManager]
-) -> None:
-    """Write the module `data` (bytecode or a portable artifact) to `output` as text."""
-    context = _io.make_context()
-    with reading():
-        loaded = _io.load(data, context)
-    _io.write(loaded, output, _io.Format.TEXT)
 
 
 def _main_of(module: ir.Module):

@@ -72,9 +72,9 @@ def main() -> int:
                         help="fold through the command (a process per input) or the API")
     args = parser.parse_args()
     if args.via == "api":
-        import stablehlo_bnfold.isolation
+        import stablehlo_bnfold.sandbox
 
-        stablehlo_bnfold.isolation.READ_SECONDS = args.timeout
+        stablehlo_bnfold.sandbox.READ_SECONDS = args.timeout
     rng = random.Random(args.seed)
     seeds = list(_seeds().items())
     outcomes: collections.Counter[str] = collections.Counter()

@@ -54,7 +54,7 @@ PACKAGE = os.path.join(ROOT, "python", "stablehlo_bnfold")
 PY = "test/python/"
 LIT = ("lit", "test/transforms")
 UNIT = ("pytest", PY + "test_algebra.py", PY + "test_constants.py", PY + "test_rounding.py",
-        PY + "test_channels.py")
+        PY + "test_per_channel.py")
 NUMERIC = ("pytest", PY + "test_exactness.py", PY + "test_operand_order.py",
            PY + "test_dynamic_shapes.py", PY + "test_edge_values.py")
 TESTDATA = ("pytest", PY + "test_testdata.py")
@@ -67,16 +67,34 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
          "patterns/left.py", "patterns/base.py", "patterns/__init__.py"),
         (UNIT, NUMERIC, LIT, TESTDATA),
     ),
-    "channels": (("channels.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
+    "analysis": (
+        ("analysis/__init__.py", "analysis/layouts.py", "analysis/per_channel.py",
+         "analysis/shapes.py", "analysis/users.py"),
+        (UNIT, NUMERIC, LIT, TESTDATA),
+    ),
     "constants": (("constants.py",), (UNIT, NUMERIC, LIT, TESTDATA)),
-    "io": (("io.py",), (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT,
-                        ("pytest", PY + "test_fuzz.py"))),
+    "io": (
+        ("io/__init__.py", "io/reader.py", "io/resources.py", "io/writer.py"),
+        (("pytest", PY + "test_io.py", PY + "test_api.py"), LIT, ("pytest", PY + "test_fuzz.py")),
+    ),
     "report": (("report.py",), (("pytest", PY + "test_report.py"), LIT, ("pytest", PY + "test_api.py"))),
     "cli": (
         ("cli.py",),
         (LIT, ("pytest", PY + "test_cli.py", "-k",
                "split or report or exit or output or verify or stdin or version or temporary "
                "or killed or signal")),
+    ),
+    "sandbox": (
+        ("sandbox.py",),
+        (("pytest", PY + "test_untrusted_text.py"),
+         ("pytest", PY + "test_cli.py", "-k", "killed or signal or temporary or interrupt or dies"),
+         ("pytest", PY + "test_fuzz.py", "-k",
+          "(crash or finish or sigchld) and not fuzzing"),
+         ("pytest", PY + "test_startup.py")),
+    ),
+    "api": (
+        ("api.py", "session.py"),
+        (("pytest", PY + "test_api.py", PY + "test_untrusted_text.py"),),
     ),
 }
 

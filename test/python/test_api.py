@@ -33,11 +33,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
-from jaxlib.mlir import ir
+from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir.dialects import stablehlo
 
 import stablehlo_bnfold
-from stablehlo_bnfold import FoldError, FoldReport, isolation
+from stablehlo_bnfold import FoldError, FoldReport, sandbox
 from stablehlo_bnfold.constants import read_dense, round_to
 from stablehlo_bnfold.verification import TOLERANCE
 
@@ -128,6 +128,30 @@ def test_ir_module_is_rewritten_in_place_and_returned():
     assert count_batch_norms(module) == 0
     assert report.folded == 1
     assert str(module) == _folded_text(CONV_BN)
+
+
+def test_an_ir_module_of_vhlo_ops_is_legalized_and_folded_like_its_stablehlo():
+    module = _parse(read_testdata(CONV_BN))
+    stablehlo.register_stablehlo_passes()
+    with module.context:
+        passmanager.PassManager.parse("builtin.module(stablehlo-legalize-to-vhlo)").run(module.operation)
+    assert "vhlo.func_v1" in str(module)
+    result, report = stablehlo_bnfold.fold_batch_norm(module, with_report=True)
+    assert result is module
+    assert report.folded == 1
+    assert count_batch_norms(module) == 0
+    assert "vhlo." not in str(module)
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_an_ir_module_that_does_not_verify_raises_fold_error_naming_the_problem(verify):
+    # With verify=True the module used to be printed and parsed back for a copy, which
+    # raised MLIRError, not FoldError.
+    module = _parse(read_testdata(CONV_BN))
+    with module.context:  # a second @main: the module's symbol table does not verify
+        module.body.operations[0].operation.clone(ip=ir.InsertionPoint(module.body))
+    with pytest.raises(FoldError, match=r"^<input>:\d+:\d+: error: redefinition of symbol named 'main'$"):
+        stablehlo_bnfold.fold_batch_norm(module, verify=verify)
 
 
 # ----- jax.export ----------------------------------------------------------------------------
@@ -341,8 +365,8 @@ def test_bad_input_raises_fold_error_with_a_one_line_message_and_prints_nothing(
 def test_binary_input_is_folded_in_a_child_unless_trusted_and_gives_the_same_bytes(monkeypatch, make):
     data = make(read_testdata(CONV_BN))
     children = []
-    run = isolation.run
-    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    run = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
     in_child, report = stablehlo_bnfold.fold_batch_norm(data, with_report=True)
     assert children == [len(data)]
     in_process, trusted_report = stablehlo_bnfold.fold_batch_norm(data, with_report=True, trusted=True)
@@ -360,8 +384,8 @@ def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch
     # would only add a fork and a copy; trusted=False asks for one (an Exported
     # deserialized from someone else's bytes).
     children = []
-    run = isolation.run
-    monkeypatch.setattr(isolation, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
+    run = sandbox.run
+    monkeypatch.setattr(sandbox, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
     in_process = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
     assert children == []
     in_child = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm, trusted=False)
@@ -370,7 +394,7 @@ def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch
 
 
 def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():
-    # Bytecode is folded in a forked child (stablehlo_bnfold.isolation). JAX gives every
+    # Bytecode is folded in a forked child (stablehlo_bnfold.sandbox). JAX gives every
     # context one thread pool; once its worker threads have started here, they are missing
     # in the child, and MLIR's verifier there waited for them for ever (found on
     # MobileNetV2; bounded by the read alarm, made 10 s here). In a fresh Python, whose
@@ -381,9 +405,9 @@ import sys
 sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
-import stablehlo_bnfold, stablehlo_bnfold.isolation
+import stablehlo_bnfold, stablehlo_bnfold.sandbox
 from test_cli import EXAMPLE, bytecode_of
-stablehlo_bnfold.isolation.READ_SECONDS = 10
+stablehlo_bnfold.sandbox.READ_SECONDS = 10
 functions = "\\n".join(
     f"func.func @f{{i}}(%x: tensor<2xf32>) -> tensor<2xf32> {{{{ return %x : tensor<2xf32> }}}}"
     for i in range(8)

@@ -4,9 +4,12 @@ cannot drift apart.
 A fenced `sh` block is commands, one per line (a trailing backslash continues it); each
 must exit 0. A `console` block is `$ command` lines, each followed by what it prints
 (stdout and stderr together), which must be printed. Numbers in exponent form (measured
-errors) may differ by a factor of up to NUMBER_FACTOR (1.5): XLA's CPU code rounds differently
+errors) may differ by a factor of up to NUMBER_FACTOR (2.5): XLA's CPU code rounds differently
 on different processors (the issue that asked for this test saw 2.32e-07 where this
-machine prints 1.97e-07); every other character is compared as it is.
+machine prints 1.97e-07; the README's `--verify` example prints a one-ulp noise of 1.78e-07
+on one machine and 1.17e-07 on another), and one ulp relative to a float32 value is anywhere
+from 2**-24 to 2**-23 of it, a factor of 2 by itself; every other character is compared as
+it is.
 
 Commands run in a fresh folder that links the checkout's examples, benchmarks, test and
 python folders, so that what they write stays there; `model.jax` is made there first, as
@@ -29,7 +32,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINKED = ("examples", "benchmarks", "test", "python", "pyproject.toml")
-NUMBER_FACTOR = 1.5
+NUMBER_FACTOR = 2.5
 
 EXEMPT = {
     "pip install -e '.[test]'": "installs the package, which this suite already runs on",

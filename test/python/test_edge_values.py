@@ -7,7 +7,7 @@
   is no error: the fold must still happen (a mutant that refused it, `>=` for `>`, survived
   every other test).
 - A per-channel argument of another shape (2x3 reshaped to six features) folds in the
-  graph (a mutant of `channels._source` that refused it survived).
+  graph (a mutant of `analysis.per_channel._source` that refused it survived).
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def _wide(name: str) -> str:
 
 
 # Flax's decomposed batch norm: (y - mean) * (rsqrt(var + eps) * scale) + offset, its
-# constant expression evaluated by channels.py, then folded by the decomposed patterns.
+# constant expression evaluated by analysis/per_channel.py, then folded by the decomposed
+# patterns.
 CONV_FLAX = f"""\
 func.func @main(%x: tensor<1x5x5x2xf64>) -> {CONV} {{
   %k = stablehlo.constant {_hex(CONV_KERNEL)}

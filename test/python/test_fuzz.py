@@ -205,11 +205,11 @@ def _fold_in_a_python(
     process again, that process dies (or times out), not pytest's. `prelude` runs first."""
     bound = prelude
     if read_seconds is not None:
-        bound += f"stablehlo_bnfold.isolation.READ_SECONDS = {read_seconds}\n"
+        bound += f"stablehlo_bnfold.sandbox.READ_SECONDS = {read_seconds}\n"
     return subprocess.run(
         [
             sys.executable, "-c",
-            "import sys, stablehlo_bnfold, stablehlo_bnfold.isolation\n" + bound +
+            "import sys, stablehlo_bnfold, stablehlo_bnfold.sandbox\n" + bound +
             "try:\n    stablehlo_bnfold.fold_batch_norm(open(sys.argv[1], 'rb').read())\n"
             "except stablehlo_bnfold.FoldError as error:\n    print(error)\n",
             str(path),
@@ -222,7 +222,7 @@ def _fold_in_a_python(
 
 @pytest.mark.parametrize("name", sorted(UPSTREAM))
 def test_the_api_raises_fold_error_on_bytecode_that_crashes_mlirs_reader(name):
-    # The API reads bytecode in a forked child (stablehlo_bnfold.isolation): the crash ends
+    # The API reads bytecode in a forked child (stablehlo_bnfold.sandbox): the crash ends
     # the child, and the caller gets the line the command prints, and nothing on stderr.
     run = _fold_in_a_python(CRASHES / name)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
@@ -282,7 +282,7 @@ HANGS = {
 
 @pytest.mark.parametrize("name", sorted(HANGS))
 def test_the_api_stops_a_read_that_does_not_finish_with_a_fold_error(name):
-    # Reading may take stablehlo_bnfold.isolation.read_seconds(size): 30 s and more by
+    # Reading may take stablehlo_bnfold.sandbox.read_seconds(size): 30 s and more by
     # default, made 2 s here. An alarm in the child ends the loop in C++ code.
     run = _fold_in_a_python(HANGS_DIR / name, read_seconds=2)
     assert run.returncode == 0 and run.stderr == "", run.stderr[-2000:]
@@ -295,8 +295,8 @@ def test_cli_exits_1_with_one_line_on_bytecode_whose_read_does_not_finish(work, 
     run = subprocess.run(
         [
             sys.executable, "-c",
-            "import sys, stablehlo_bnfold.isolation\n"
-            "stablehlo_bnfold.isolation.READ_SECONDS = 2\n"
+            "import sys, stablehlo_bnfold.sandbox\n"
+            "stablehlo_bnfold.sandbox.READ_SECONDS = 2\n"
             "from stablehlo_bnfold.cli import console_main\n"
             "sys.argv[0] = 'stablehlo-bnfold-opt'\nsys.exit(console_main())\n",
             name, "--stablehlo-fold-batch-norm", "-o", "out.mlir",

@@ -31,15 +31,10 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import (
-    LinearLayout,
-    Narrow,
-    linear_layout,
-    per_channel_f64,
-    per_channel_source,
-    shape_read_from,
-    single_user,
-)
+from ..analysis.layouts import LinearLayout, linear_layout
+from ..analysis.per_channel import Narrow, per_channel_f64, per_channel_source
+from ..analysis.shapes import shape_read_from
+from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
 from .base import FoldRewriter, Outcome
 
@@ -436,7 +431,7 @@ def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, chann
 def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
     """A value of the root's shape that is not part of the chain, to read a dynamic shape
     from; else the new linear op (a shape read only for the bias add's broadcast is no
-    second user, see `channels.single_user`). Reading it from the replaced chain (or
+    second user, see `analysis.users.single_user`). Reading it from the replaced chain (or
     from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
     batch) would keep the replaced linear op alive beside the new one."""
     chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value

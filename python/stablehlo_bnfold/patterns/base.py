@@ -13,7 +13,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import Narrow
+from ..analysis.per_channel import Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
 

@@ -17,7 +17,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import Narrow
+from ..analysis.per_channel import Narrow
 from ..constants import constant_f64, float_dtype
 from .affine import (
     chain_bias,

@@ -13,7 +13,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import broadcasts_onto_own_shape
+from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from .affine import chain_bias, combine, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern
@@ -102,8 +102,8 @@ def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRew
     """dynamic_broadcast_in_dim(y, shape(y), dims = [0, ..., r-1]) = y
 
     torch-mlir with a symbolic batch broadcasts a convolution's result onto its own shape
-    before each step of a batch norm (`channels.broadcasts_onto_own_shape` says which
-    shape operands are provably y's shape). Applied only when y is a linear op or its
+    before each step of a batch norm (`analysis.shapes.broadcasts_onto_own_shape` says
+    which shape operands are provably y's shape). Applied only when y is a linear op or its
     bias add, to leave the rest of the module as it was.
 
     Holds when, in this order: the result type is y's type; the dimensions are in order

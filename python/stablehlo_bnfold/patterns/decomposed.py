@@ -13,7 +13,9 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import Narrow, linear_layout, per_channel_f64, per_feature_block_f64, single_user
+from ..analysis.layouts import linear_layout
+from ..analysis.per_channel import Narrow, per_channel_f64, per_feature_block_f64
+from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
 from .affine import (
     DATA_DEPENDENT,

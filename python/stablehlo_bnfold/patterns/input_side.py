@@ -53,13 +53,15 @@ cannot be done either, nothing is, and the report says why.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import InputLayout, Narrow, input_layouts, per_feature_block_f64
+from ..analysis.layouts import InputLayout, input_layouts
+from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from .affine import (
     CHAIN_OPS,
@@ -67,6 +69,7 @@ from .affine import (
     WEIGHTS_ARE_ACTIVATIONS,
     AffineChain,
     PerChannel,
+    _identity,
     affine_chain,
     combine,
     computed_by_linear_op,
@@ -95,22 +98,26 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     conv(x + t / s, K * s). Every linear op reading x * s + t is rewritten alike.
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
-    with constant, finite statistics and variance + epsilon > 0, or add, subtract,
-    multiply, divide by finite per-feature values, no divisor zero; constants, or narrow
-    arguments with `fold-weight-arguments`; innermost, possibly a multiply by a product
-    r * c with c per-feature, read as (v * r) * c; a value with other users ends the chain);
-    with steps in the graph, its constants are finite in the activation's type; every
-    user of the chain's result is a linear op reading it along the feature; for
-    each: shapes are static; the weights are a finite constant (or, in the graph, not
-    computed by a linear op, and not grouped) of a supported float type at least as wide
-    as the activation and result; the bias adds the fold needs (none where the shift is
-    zero or merges into the consumer's own bias add) are fewer than the chain's ops and
-    none is on a result larger than the input, else s is not all ones, has no zero and
-    everything is a constant (the shift stays as x + t / s); the bias (or t / s) and
-    K * s are finite in their element types; with x + t / s, rounding K * s, magnified by
-    t / s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
-    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
-    cost is reported with that op's reason.
+    with constant, finite statistics and variance + epsilon > 0, or add, subtract, multiply,
+    divide by finite per-feature values, no divisor zero; constants, or narrow arguments
+    with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
+    per-feature, read as (v * r) * c; a value with other users ends the chain); every user
+    of the chain's result is a linear op reading it along the feature, and for each: no
+    dynamic dimension is contracted or windowed (the weights' shape is static); the result
+    and the weights are of a supported float type, the weights at least as wide as the
+    activation and result, a constant (or, in the graph, not computed by a linear op, and
+    not grouped), and finite; with steps in the graph, the chain's constants are finite in
+    the activation's type; the fold removes an activation-sized op; where the convolution
+    pads or dilates its input, or the bias adds the fold needs (none where the shift is zero
+    or merges into the consumer's own bias add) are not fewer than the chain's ops or one is
+    on a result larger than the input, the shift stays in front as x + t / s, which needs s
+    not all ones (and, where it stays for the bias adds, two removed ops or more),
+    everything a constant and no s zero, and t / s finite in the activation's type; for each
+    consumer, the bias and K * s are finite in their element types (in the graph, the scale
+    and shift, where they are constants, in the weights' type), and with x + t / s, rounding
+    K * s, magnified by t / s, errs by at most eps of sum |K * t| per output feature. A
+    chain that stops at a per-feature op it cannot fold (a NaN variance under the bias add)
+    and is refused for cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -142,10 +149,13 @@ def fold_input_affine_into_dot(dot: stablehlo.DotOp, rw: FoldRewriter) -> Outcom
 
 
 def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
+    """Decide, then build: the chain on an input of `linear` (here), the fold of it into
+    every op that reads it or the skip (`_plan`, which creates no IR), the IR of that plan
+    (`_build`)."""
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
     if not any(isinstance(v.owner, CHAIN_OPS) for v in linear.operands):
-        return rw.not_candidate(linear, "input is not a per-feature affine map")
+        return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
@@ -161,8 +171,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # input, the scale would fold back into the activation, and again.
             continue
         if affine is not None:
-            return _fold(linear, layout, affine, rw)
-    return rw.not_candidate(linear, "input is not a per-feature affine map")
+            plan = _plan(linear, layout, affine, rw)
+            return plan if isinstance(plan, Outcome) else _build(plan, rw)
+    return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
 
 
 @dataclass(frozen=True)
@@ -245,23 +256,23 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     result_dtype = float_dtype(result_type.element_type)
     activation_dtype = float_dtype(activation_type.element_type)
     if result_dtype is None:
-        return "element type is not f16, bf16, f32 or f64"
+        return _ELEMENT_TYPE
     if dtype is None:
-        return "weight element type is not f16, bf16, f32 or f64"
+        return _WEIGHT_ELEMENT_TYPE
     if dtype.itemsize < max(activation_dtype.itemsize, result_dtype.itemsize):
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return NARROW_WEIGHTS
     attr = constant_attr(weights)
     if attr is None and not in_graph:
-        return "weights are not a constant"
+        return _WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
         return WEIGHTS_ARE_ACTIVATIONS
     if attr is None and layout.groups != 1:
         return _GROUPED_NOT_CONSTANT
     stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
-        return "weights are not finite"
+        return _WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
 
 
@@ -285,22 +296,143 @@ def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
     )
 
 
+# Why a fold is refused, one named constant per condition: code compares them by
+# identity, never by their text (see `_refuse`).
+_INPUT_NOT_AFFINE = "input is not a per-feature affine map"
+_ELEMENT_TYPE = "element type is not f16, bf16, f32 or f64"
+_WEIGHT_ELEMENT_TYPE = "weight element type is not f16, bf16, f32 or f64"
+_WEIGHTS_NOT_CONSTANT = "weights are not a constant"
+_WEIGHTS_NOT_FINITE = "weights are not finite"
+_GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
+_PER_FEATURE_OVERFLOW = "per-feature values overflow their element type"
 COST_NOTHING_REMOVED = "folding would add as many activation-sized ops as it removes"
 COST_LARGER = "folding would move an add onto a larger tensor"
+SHIFT_ALONE = "a shift alone cannot pass the zeros of padding or lhs dilation"
+_SHIFT_KEPT = "convolution pads or dilates its input: the shift cannot pass its zeros"
+_SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
+_PAD_SCALE_ZERO = "convolution pads or dilates its input and a scale is zero"
+_SHIFT_OVER_SCALE_OVERFLOW = "shift over scale overflows its element type"
+_FOLDED_BIAS_OVERFLOW = "folded bias overflows its element type"
+_FOLDED_WEIGHTS_OVERFLOW = "folded weights overflow their element type"
+_FOLDED_WEIGHTS_UNDERFLOW = "folded weights underflow their element type"
+_NOT_CONSTANT = (_WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
+"""The reasons that say the weights (or the values the fold would need with them) are not
+constants: a chain with no batch norm in it is then no candidate (see `_refuse`)."""
 
 
-def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldRewriter) -> Outcome:
+@dataclass(frozen=True, eq=False)
+class _InGraph:
+    """`ufunc(a, b)` on [C] vectors, a per-feature value only the graph can compute (an
+    operand is a function argument); `_build` builds it, as `combine` would."""
+
+    ufunc: np.ufunc
+    a: _PerFeature
+    b: _PerFeature
+
+
+_PerFeature = Union[np.ndarray, Narrow, _InGraph]
+"""A per-feature value as the decision sees it: float64 values, a narrow argument, or a
+value the build computes in the graph."""
+
+
+@dataclass(frozen=True)
+class _AffineMap:
+    """The chain's `x * scale + shift`; `program` lists the values computed in the graph,
+    in the order they are built (the order `AffineChain.affine` builds them)."""
+
+    scale: _PerFeature
+    shift: _PerFeature
+    program: tuple[_InGraph, ...]
+
+
+def _affine_map(affine: AffineChain, dtype: np.dtype) -> _AffineMap | str:
+    """The chain's (scale, shift) from the innermost op out, as `AffineChain.affine`
+    computes them, without building anything: float64 vectors where every value is a
+    constant, else `_InGraph` descriptions. With steps in the graph, the constants the
+    graph reads must be finite in the activation's type `dtype` (`rw.vector` has no
+    value for one that is not: x * 1000 * 1000 * gamma in f16): a step's s and t, and
+    the scale and shift accumulated in float64 below the first step in the graph; else
+    `_PER_FEATURE_OVERFLOW`."""
+    scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
+    program: list[_InGraph] = []
+    accumulated = True  # scale and shift are float64, no step in the graph below
+    for step in reversed(affine.steps):
+        if not affine.constant:
+            read = ([scale, shift] if accumulated else []) + ([step.s, step.t] if step.c is None else [])
+            if any(round_to(dtype, v) is None for v in read):
+                return _PER_FEATURE_OVERFLOW
+            accumulated = accumulated and step.c is None
+        if step.c is None:  # (v * s_in + t_in) * s + t
+            scale = _combined(program, np.multiply, scale, step.s)
+            scaled_shift = _combined(program, np.multiply, shift, step.s)
+            shift = _combined(program, np.add, scaled_shift, step.t)
+        elif step.ufunc in (np.multiply, np.divide):
+            scale = _combined(program, step.ufunc, scale, step.c)
+            shift = _combined(program, step.ufunc, shift, step.c)
+        else:
+            shift = _combined(program, step.ufunc, shift, step.c)
+    return _AffineMap(scale, shift, tuple(program))
+
+
+def _combined(program: list[_InGraph], ufunc: np.ufunc, a: _PerFeature, b: _PerFeature) -> _PerFeature:
+    """`combine(rw, ufunc, a, b, like)` as a decision: float64 when both are constants, an
+    operand where the identities of `combine` give one, else an `_InGraph` appended to
+    `program`."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        with np.errstate(all="ignore"):
+            return ufunc(a, b)
+    simpler = _identity(ufunc, a, b)
+    if simpler is not None:
+        return simpler
+    program.append(_InGraph(ufunc, a, b))
+    return program[-1]
+
+
+@dataclass(frozen=True)
+class _ConsumerPlan:
+    """How one linear op is rebuilt: its weights times the scale (`scaled`, rounded, on
+    the exact path; else in the graph) and, unless `no_shift`, its bias L(shift, K)
+    (`bias` in float64 on the exact path; else in the graph) added after it, or merged
+    into its own bias add `own`."""
+
+    consumer: _Consumer
+    scaled: np.ndarray | None
+    bias: np.ndarray | None
+    own: tuple[stablehlo.AddOp, PerChannel] | None
+    no_shift: bool
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A decided input-side fold: the chain, its affine map, the shift kept in front
+    (`moved` = t / s rounded, or None) and each consumer's rebuild."""
+
+    linear: ir.OpView
+    layout: InputLayout
+    affine: AffineChain
+    values: _AffineMap
+    moved: np.ndarray | None
+    kept_reason: str | None
+    consumers: tuple[_ConsumerPlan, ...]
+
+
+def _plan(
+    linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldRewriter
+) -> _Plan | Outcome:
+    """The fold of `affine` into every linear op that reads it, decided in the order of
+    `fold_input_affine_into_conv`'s conditions (after the chain itself); or the skip."""
     top = affine.top
     activation = linear.operands[layout.activation]
     consumers = _consumers(activation, layout.feature, rw.in_graph)
     if isinstance(consumers, str):
         return _refuse(rw, affine, consumers)
     x = affine.x
+    activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
     exact = affine.constant and all(c.stored is not None for c in consumers)
-    if not affine.constant and not _constants_fit(affine, float_dtype(ir.RankedTensorType(x.type).element_type)):
-        return rw.skip(top, "per-feature values overflow their element type")
-    with rw.building_before(top):
-        scale, shift = affine.affine(rw, activation)
+    values = _affine_map(affine, activation_dtype)
+    if isinstance(values, str):
+        return rw.skip(top, values)
+    scale, shift = values.scale, values.shift
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
     unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     x_size = _size(activation)
@@ -312,13 +444,14 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
     if removed < 1:
         # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
         return rw.skip(top, affine.stopped or COST_NOTHING_REMOVED)
+    owns = [None] * len(consumers)
     kept_reason = None
     if not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = _SHIFT_KEPT
     elif not no_shift:
-        added = [c for c in consumers if c.own_bias(rw.in_graph, exact) is None]
-        larger = any(_size(c.linear.result) > x_size for c in added)
-        if len(added) >= removed or larger:
+        owns = [c.own_bias(rw.in_graph, exact) for c in consumers]
+        larger = any(_size(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
+        if owns.count(None) >= removed or larger:
             kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
             if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
                 # No scale to fold, or x + t / s would remove nothing (one op for one),
@@ -327,8 +460,9 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
                 # a per-channel op it cannot fold (a NaN variance under the bias add),
                 # that op is why: folded whole, the chain would remove more.
                 return rw.skip(top, affine.stopped or kept_reason)
-    move_shift = kept_reason is not None
-    if move_shift:
+            owns = [None] * len(consumers)
+    moved = None
+    if kept_reason is not None:
         if unit_scale:
             if linear_chain(top.result) is not None:
                 # L + b, a bias add after another linear op: the canonical form.
@@ -337,72 +471,26 @@ def _fold(linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldR
         if not exact:
             return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
-            return rw.skip(top, "convolution pads or dilates its input and a scale is zero")
-        activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
+            return rw.skip(top, _PAD_SCALE_ZERO)
         with np.errstate(all="ignore"):
             moved = round_to(activation_dtype, shift / scale)
         if moved is None:
-            return rw.skip(top, "shift over scale overflows its element type")
+            return rw.skip(top, _SHIFT_OVER_SCALE_OVERFLOW)
 
-    if affine.split is not None:
-        with rw.building_before(top):
-            x = rw.elementwise(stablehlo.MulOp, x, affine.split)
-    builds = []
-    for consumer in consumers:
-        build = _builder(consumer, scale, shift, exact, move_shift, rw, top)
-        if isinstance(build, str):
-            return rw.skip(top, build)
-        builds.append(build)
-
-    if move_shift:
-        with rw.building_before(top):
-            x = rw.add_per_feature(x, moved, layout.feature, x)
-        kept = x.owner
-    root_result = None
-    for consumer, build in zip(consumers, builds):
-        with rw.building_before(consumer.linear):
-            result = build(x)
-        if consumer.linear == linear:
-            root_result = result
-        else:
-            rw.replace_inside(consumer.linear, result)
-    outcome = rw.folded(linear, root_result, linear, folded=top)
-    if move_shift:
-        rw.note(kept, kept_reason)
-    return outcome
-
-
-SHIFT_ALONE = "a shift alone cannot pass the zeros of padding or lhs dilation"
-_SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
-_GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
-_NOT_CONSTANT = (
-    "weights are not a constant", WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT
-)
-
-
-def _constants_fit(affine: AffineChain, dtype: np.dtype) -> bool:
-    """Whether every constant that `affine.affine` turns into a vector in the graph (a
-    step's s and t, and the scale and shift accumulated in float64 below the first step
-    computed in the graph) is finite in `dtype`: `rw.vector` has no value for one that is
-    not (x * 1000 * 1000 * gamma in f16)."""
-    scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
-    for step in reversed(affine.steps):
-        values = [scale, shift] + ([step.s, step.t] if step.c is None else [])
-        if any(isinstance(v, np.ndarray) and round_to(dtype, v) is None for v in values):
-            return False
-        if step.c is not None:
-            scale, shift = None, None  # computed in the graph from here on
-        elif scale is not None:
-            with np.errstate(all="ignore"):
-                scale, shift = scale * step.s, shift * step.s + step.t
-    return True
+    plans = []
+    for consumer, own in zip(consumers, owns):
+        plan = _consumer_plan(consumer, scale, shift, exact, moved is not None, own)
+        if isinstance(plan, str):
+            return rw.skip(top, plan)
+        plans.append(plan)
+    return _Plan(linear, layout, affine, values, moved, kept_reason, tuple(plans))
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
     linear op's weights are not constants is no candidate (attention's q * scale before
     q @ k^T, a bias add before a layer with weights as arguments that cannot take it)."""
-    if reason in _NOT_CONSTANT and not any(
+    if any(reason is r for r in _NOT_CONSTANT) and not any(
         isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
     ):
         return rw.not_candidate(affine.top, reason)
@@ -415,60 +503,98 @@ def _size(value: ir.Value) -> int:
     return int(np.prod([n for d, n in enumerate(shaped.shape) if not shaped.is_dynamic_dim(d)]))
 
 
-def _builder(
-    consumer: _Consumer, scale: PerChannel, shift: PerChannel, exact: bool, moved: bool,
-    rw: FoldRewriter, top: ir.OpView,
-):
-    """A function of the new input that builds the consumer with its weights times
-    `scale` plus, unless the shift is `moved` in front, its bias L(shift, K); or why not."""
-    linear, layout, stored = consumer.linear, consumer.layout, consumer.stored
-    weights_type = ir.RankedTensorType(consumer.weights.type)
-    own = None if moved else consumer.own_bias(rw.in_graph, exact)
-    bias = None  # float64 before rounding (exact path)
+def _consumer_plan(
+    consumer: _Consumer, scale: _PerFeature, shift: _PerFeature, exact: bool, moved: bool,
+    own: tuple[stablehlo.AddOp, PerChannel] | None,
+) -> _ConsumerPlan | str:
+    """How the consumer takes `scale` and, unless the shift is `moved` in front, its bias
+    L(shift, K) (merged into `own`, its own bias add, when there is one); or why not."""
+    layout, stored = consumer.layout, consumer.stored
+    scaled = bias = None  # float64 before rounding (exact path)
     if exact:
         if not moved and np.any(shift):
             laid = _along_input(layout, shift, stored.shape)
             bias = _contract(stored, laid, layout)
             total = bias + own[1] if own is not None and isinstance(own[1], np.ndarray) else bias
             if round_to(consumer.result_dtype, total) is None:
-                return "folded bias overflows its element type"
+                return _FOLDED_BIAS_OVERFLOW
         scaled = _scaled(stored, layout, scale, consumer.dtype)
         if scaled is None:
-            return "folded weights overflow their element type"
+            return _FOLDED_WEIGHTS_OVERFLOW
         if moved and _magnified(scaled, stored, layout, scale, shift):
-            return "folded weights underflow their element type"
+            return _FOLDED_WEIGHTS_UNDERFLOW
     else:
         # In the graph a constant scale and shift become vectors in the weights' type
         # (f16 weights as arguments after x * 1000 * 1000): they must fit there.
         if isinstance(scale, np.ndarray) and round_to(consumer.dtype, scale) is None:
-            return "folded weights overflow their element type"
+            return _FOLDED_WEIGHTS_OVERFLOW
         if isinstance(shift, np.ndarray) and round_to(consumer.dtype, shift) is None:
-            return "folded bias overflows its element type"
+            return _FOLDED_BIAS_OVERFLOW
     no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
+    return _ConsumerPlan(consumer, scaled, bias, own, no_shift)
 
-    def build(x: ir.Value) -> ir.Value:
-        """The new linear op; its bias added after it, or merged into its own bias add
-        (which is replaced here)."""
-        if exact:
-            new_weights = rw.constant(scaled, weights_type, consumer.weights.owner.location)
+
+def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
+    """The IR of a decided fold: the scale and shift the graph computes, x * split, the
+    shift kept in front, each consumer rebuilt; then the fold recorded."""
+    affine, values = plan.affine, plan.values
+    top, x = affine.top, affine.x
+    built: dict[int, ir.Value] = {}
+
+    def value(v: _PerFeature) -> PerChannel:
+        return built[id(v)] if isinstance(v, _InGraph) else v
+
+    with rw.building_before(top):
+        like = plan.linear.operands[plan.layout.activation]
+        for node in values.program:
+            built[id(node)] = combine(rw, node.ufunc, value(node.a), value(node.b), like)
+        if affine.split is not None:
+            x = rw.elementwise(stablehlo.MulOp, x, affine.split)
+        if plan.moved is not None:
+            x = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
+    scale, shift = value(values.scale), value(values.shift)
+    root_result = None
+    for consumer_plan in plan.consumers:
+        linear = consumer_plan.consumer.linear
+        with rw.building_before(linear):
+            result = _build_consumer(rw, consumer_plan, x, scale, shift, top)
+        if linear == plan.linear:
+            root_result = result
         else:
-            new_weights = _scaled_in_graph(rw, consumer, scale)
-        result = rw.with_operands(linear, {layout.activation: x, layout.weight_operand: new_weights})
-        if no_shift:
-            return result
-        if own is None:
-            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
-            return _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
-        # The own bias may be defined after the linear op (a bias argument converted
-        # there): the merged bias is built where the bias add is.
-        with rw.building_before(own[0]):
-            folded = bias if exact else _contract_in_graph(rw, consumer, shift)
-            folded = combine(rw, np.add, folded, own[1], own[0].result)
-            added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
-        rw.replace_inside(own[0], added)
-        return result
+            rw.replace_inside(linear, result)
+    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top)
+    if plan.moved is not None:
+        rw.note(x.owner, plan.kept_reason)
+    return outcome
 
-    return build
+
+def _build_consumer(
+    rw: FoldRewriter, plan: _ConsumerPlan, x: ir.Value, scale: PerChannel, shift: PerChannel,
+    top: ir.OpView,
+) -> ir.Value:
+    """The new linear op reading `x`; its bias added after it, or merged into its own
+    bias add (which is replaced here)."""
+    consumer, own = plan.consumer, plan.own
+    layout = consumer.layout
+    if plan.scaled is not None:
+        weights_type = ir.RankedTensorType(consumer.weights.type)
+        new_weights = rw.constant(plan.scaled, weights_type, consumer.weights.owner.location)
+    else:
+        new_weights = _scaled_in_graph(rw, consumer, scale)
+    result = rw.with_operands(consumer.linear, {layout.activation: x, layout.weight_operand: new_weights})
+    if plan.no_shift:
+        return result
+    if own is None:
+        folded = plan.bias if plan.scaled is not None else _contract_in_graph(rw, consumer, shift)
+        return _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
+    # The own bias may be defined after the linear op (a bias argument converted
+    # there): the merged bias is built where the bias add is.
+    with rw.building_before(own[0]):
+        folded = plan.bias if plan.scaled is not None else _contract_in_graph(rw, consumer, shift)
+        folded = combine(rw, np.add, folded, own[1], own[0].result)
+        added = _add_bias(rw, result, folded, layout, consumer.result_dtype, top)
+    rw.replace_inside(own[0], added)
+    return result
 
 
 def _add_bias(
@@ -530,9 +656,6 @@ def _contract_in_graph(rw: FoldRewriter, consumer: _Consumer, shift) -> ir.Value
         converted = ir.RankedTensorType.get(list(ir.RankedTensorType(value.type).shape), result_element)
         value = rw.build(stablehlo.ConvertOp, converted, value)
     return value
-
-
-_SHIFT_KEPT = "convolution pads or dilates its input: the shift cannot pass its zeros"
 
 
 def _scaled(stored: np.ndarray, layout: InputLayout, scale: np.ndarray, dtype: np.dtype):

@@ -22,7 +22,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import per_channel_f64, per_channel_source, single_user
+from ..analysis.per_channel import per_channel_f64, per_channel_source
+from ..analysis.users import single_user
 from ..constants import float_dtype
 from ..report import Recorder
 from .affine import AFFINE_OPS, computed_from_data, linear_chain

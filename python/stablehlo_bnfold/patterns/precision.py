@@ -26,7 +26,8 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..channels import linear_layout, single_user
+from ..analysis.layouts import linear_layout
+from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense
 from .affine import AffineChain, LinearChain, Weights, affine_chain, chain_bias, fold_affine, linear_chain
 from .base import FoldRewriter, Outcome, Pattern

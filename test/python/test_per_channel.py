@@ -1,5 +1,5 @@
-"""channels: the shortcuts in the per-channel analysis give the answers of the plain
-definitions.
+"""analysis.per_channel: the shortcuts in the per-channel analysis give the answers of the
+plain definitions.
 
 `_vector_along` looks at the last element and skips zero-stride (splat) dimensions before
 comparing a whole constant to its line; these tests hold it to the definition (the whole
@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stablehlo_bnfold.channels import _vector_along
+from stablehlo_bnfold.analysis.per_channel import _vector_along
 
 DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
 

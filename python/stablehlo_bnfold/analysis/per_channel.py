@@ -1,0 +1,268 @@
+"""Per-channel values: which values vary only along a feature dimension, and what they are.
+
+A value is *per-channel* for a result dimension when it is a constant (seen through
+`broadcast_in_dim`, `dynamic_broadcast_in_dim`, `reshape` and `convert`) whose values vary
+only along that dimension, or a small elementwise expression of such values (add,
+subtract, multiply, divide, power, negate, sqrt, rsqrt), evaluated here in float64.
+A per-channel value that is not a constant (weights passed as function arguments) is a
+`Narrow` value broadcast to the activation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import arith, stablehlo
+
+from ..constants import constant_attr, dimensions, float_dtype, read_dense, round_to
+
+__all__ = ["Narrow", "per_channel_f64", "per_channel_source", "per_feature_block_f64"]
+
+
+def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | None:
+    """The `size` float64 values of `value` along dimension `feature`, when it varies only
+    along that dimension (a scalar or size-1 feature dimension is broadcast); else None.
+
+    Looks through `broadcast_in_dim`, `reshape` and `convert` down to a `stablehlo.constant`.
+    A convert rounds exactly as the op would.
+
+    >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
+    array([...8 values...])
+    """
+    vector = _per_channel(value, feature)
+    if vector is None or vector.shape[0] not in (1, size):
+        return None
+    return np.broadcast_to(vector, (size,))
+
+
+_BINARY = {
+    stablehlo.AddOp: np.add,
+    stablehlo.SubtractOp: np.subtract,
+    stablehlo.MulOp: np.multiply,
+    stablehlo.DivOp: np.divide,
+    stablehlo.PowOp: np.power,
+}
+_UNARY = {
+    stablehlo.NegOp: np.negative,
+    stablehlo.SqrtOp: np.sqrt,
+    stablehlo.RsqrtOp: lambda v: 1.0 / np.sqrt(v),
+}
+
+
+@dataclass(frozen=True)
+class Narrow:
+    """A per-channel value not known at compile time: `value` has at most one non-unit
+    dimension, `feature` (None: a single element), and is broadcast to the activation."""
+
+    value: ir.Value
+    feature: int | None
+
+
+def per_channel_source(value: ir.Value, feature: int, size: int) -> Narrow | None:
+    """The narrow value that `value` is broadcast from along dimension `feature`, seen
+    through `broadcast_in_dim`, `dynamic_broadcast_in_dim` and `reshape`; else None.
+
+    This is how weights passed as function arguments reach the activation:
+    `broadcast_in_dim(reshape(%scale: C -> 1x1x1xC), dims = [0, 1, 2, 3])` has the source
+    `Narrow(reshape(%scale), 3)`.
+    """
+    narrow = _source(value, feature)
+    if narrow is None:
+        return None
+    shape = ir.ShapedType(narrow.value.type).shape
+    if narrow.feature is not None and shape[narrow.feature] not in (1, size):
+        return None
+    return narrow
+
+
+def _source(value: ir.Value, feature: int | None) -> Narrow | None:
+    shaped = ir.ShapedType(value.type)
+    owner = value.owner
+    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        dims = dimensions(owner.broadcast_dimensions)
+        return _source(owner.operand, dims.index(feature) if feature in dims else None)
+    if isinstance(owner, stablehlo.ReshapeOp) and shaped.has_static_shape:
+        operand_shape = ir.ShapedType(owner.operand.type).shape
+        wide = [d for d, n in enumerate(operand_shape) if n != 1]
+        # With `feature` None a single element is asked for: a reshape of a wide operand
+        # ([1, C] -> [C] broadcast along a batch dimension) is not one.
+        if all(n == 1 for d, n in enumerate(shaped.shape) if d != feature):
+            if len(wide) <= 1:
+                return _source(owner.operand, wide[0] if wide else None)
+    if not shaped.has_static_shape:
+        return None
+    if any(n != 1 for d, n in enumerate(shaped.shape) if d != feature):
+        return None
+    return Narrow(value, feature)
+
+
+def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
+    """Values along `feature` (None: the value must be uniform), as a 1-D float64 array."""
+    shaped = ir.ShapedType(value.type)
+    if feature is not None and shaped.is_dynamic_dim(feature):
+        return None
+    owner = value.owner
+    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        return _through_broadcast(owner, feature)
+    if type(owner) in _BINARY or type(owner) in _UNARY:
+        return _elementwise(owner, feature)
+    if isinstance(owner, stablehlo.ReshapeOp):
+        return _through_reshape(owner, feature)
+    if isinstance(owner, stablehlo.ConvertOp):
+        inner = _per_channel(owner.operand, feature)
+        dtype = float_dtype(shaped.element_type)
+        if inner is None or dtype is None:
+            return None
+        rounded = round_to(dtype, inner)
+        return None if rounded is None else rounded.astype(np.float64)
+    scalar = _scalar_constant(value)
+    if scalar is not None:
+        return scalar
+    attr = constant_attr(value)
+    if attr is None:
+        return None
+    array = read_dense(attr)
+    if array is None:
+        return None
+    return _vector_along(array, feature)
+
+
+def _scalar_constant(value: ir.Value) -> np.ndarray | None:
+    """A float scalar `arith.constant` (torch-mlir's epsilon) as a 1-element vector."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, ir.FloatAttr):
+        return np.array([owner.value.value], dtype=np.float64)
+    return None
+
+
+def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
+    """An elementwise op on per-channel values, evaluated in float64 (no intermediate
+    rounding: the folded value is the exact expression, rounded once by the caller)."""
+    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
+        return None
+    operands = []
+    for operand in op.operands:  # stop at the first that is not per-channel
+        vector = _per_channel(operand, feature)
+        if vector is None:
+            return None
+        operands.append(vector)
+    sizes = {o.shape[0] for o in operands} - {1}
+    if len(sizes) > 1:
+        return None
+    with np.errstate(all="ignore"):  # non-finite results are refused by the patterns
+        if type(op) in _UNARY:
+            return _UNARY[type(op)](operands[0])
+        return _BINARY[type(op)](operands[0], operands[1])
+
+
+def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
+    """The values along `feature` if `array` varies along no other dimension."""
+    if array.size == 0:
+        return None
+    if feature is not None and all(n == 1 for d, n in enumerate(array.shape) if d != feature):
+        # Varies along `feature` at most (a [C] or 1x1x1xC constant, as most are): it is
+        # its own line, nothing to compare.
+        return array.reshape(-1).astype(np.float64)
+    if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
+        keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
+                for d, s in enumerate(array.strides))
+        array = array[tuple(keep)]
+    if feature is None:
+        first = array.reshape(-1)[:1]
+        # NaN != NaN: compared with ==, a uniform NaN would read as "not uniform", and the
+        # value would be folded in the graph, past the patterns' finiteness checks.
+        same = np.isnan(array) if np.isnan(first[0]) else array == first[0]
+        return first.astype(np.float64) if np.all(same) else None
+    index = tuple(slice(None) if d == feature else slice(0, 1) for d in range(array.ndim))
+    line = array[index]
+    # Most constants that are not per-channel differ at their last element: look there
+    # before comparing the whole array.
+    last, line_last = array[(-1,) * array.ndim], line[(-1,) * array.ndim]
+    if last != line_last and not (np.isnan(last) and np.isnan(line_last)):
+        return None
+    # NaNs compare equal only where the line has them, so without any the plain
+    # comparison (no isnan passes) gives the same answer.
+    equal_nan = bool(np.isnan(line).any())
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=equal_nan):
+        return None
+    return line.reshape(-1).astype(np.float64)
+
+
+def _through_broadcast(op: ir.OpView, feature: int | None) -> np.ndarray | None:
+    dims = dimensions(op.broadcast_dimensions)
+    operand_feature = dims.index(feature) if feature in dims else None
+    return _per_channel(op.operand, operand_feature)
+
+
+def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray | None:
+    """A reshape keeps a per-channel vector when the feature dimension is the only
+    non-unit dimension on both sides (e.g. C -> 1x1x1xC)."""
+    result_type = ir.ShapedType(op.result.type)
+    operand_type = ir.ShapedType(op.operand.type)
+    if not (result_type.has_static_shape and operand_type.has_static_shape):
+        return None
+    result_shape, operand_shape = result_type.shape, operand_type.shape
+    if feature is None:
+        return _per_channel(op.operand, None)
+    if any(n != 1 for d, n in enumerate(result_shape) if d != feature):
+        return None
+    wide = [d for d, n in enumerate(operand_shape) if n != 1]
+    if len(wide) > 1:
+        return None
+    if not wide:
+        return _per_channel(op.operand, None)
+    return _per_channel(op.operand, wide[0])
+
+
+def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray | None:
+    """The float64 values of `value` along its dimensions `dims`, in that order, when it is
+    a constant (seen through `broadcast_in_dim`, `reshape` and `convert`) that varies
+    along no other dimension; else None. A bias over several result dimensions: Flax's
+    DenseGeneral adds a [heads, head_dim] bias to each of attention's q, k, v.
+
+    >>> per_feature_block_f64(broadcast_in_dim(bias_hd, dims=[2, 3]), (2, 3))  # doctest: +SKIP
+    array([[...], [...]])   # [H, D]
+    """
+    array = _constant_array(value)
+    if array is None or array.ndim <= max(dims, default=-1):
+        return None
+    index = tuple(slice(None) if d in dims else slice(0, 1) for d in range(array.ndim))
+    line = array[index]
+    if not np.array_equal(array, np.broadcast_to(line, array.shape), equal_nan=True):
+        return None
+    ascending = sorted(dims)
+    block = line.reshape([array.shape[d] for d in ascending])
+    return np.transpose(block, [ascending.index(d) for d in dims]).astype(np.float64)
+
+
+def _constant_array(value: ir.Value) -> np.ndarray | None:
+    """`value` as an array (broadcasts are views, not copies), when it is a float constant
+    seen through `broadcast_in_dim`, `reshape` and `convert` (rounded as the op rounds)."""
+    shaped = ir.ShapedType(value.type)
+    if not shaped.has_static_shape:
+        return None
+    owner = value.owner
+    if isinstance(owner, stablehlo.BroadcastInDimOp):
+        inner = _constant_array(owner.operand)
+        if inner is None:
+            return None
+        dims = list(owner.broadcast_dimensions)
+        order = sorted(range(len(dims)), key=lambda i: dims[i])
+        placed = [1] * shaped.rank
+        for i in order:
+            placed[dims[i]] = inner.shape[i]
+        return np.broadcast_to(np.transpose(inner, order).reshape(placed), shaped.shape)
+    if isinstance(owner, stablehlo.ReshapeOp):
+        inner = _constant_array(owner.operand)
+        return None if inner is None else np.reshape(inner, shaped.shape)
+    if isinstance(owner, stablehlo.ConvertOp):
+        inner = _constant_array(owner.operand)
+        dtype = float_dtype(shaped.element_type)
+        if inner is None or dtype is None:
+            return None
+        rounded = round_to(dtype, inner)
+        return None if rounded is None else rounded
+    attr = constant_attr(value)
+    return None if attr is None else read_dense(attr)
