@@ -48,13 +48,21 @@ def test_verify_catches_a_fold_with_one_kernel_element_changed(corrupt_folds):
     assert result.outputs[0].max_relative_error > 1e-3
 
 
-def test_fold_with_verify_raises_and_leaves_an_ir_module_unchanged(corrupt_folds):
+@pytest.mark.parametrize("dialect", ["stablehlo", "vhlo"])
+def test_fold_with_verify_raises_and_leaves_an_ir_module_unchanged(corrupt_folds, dialect):
+    # A VHLO module is legalized before folding; that too waits until the fold is proven.
     from jax._src.interpreters.mlir import make_ir_context
-    from jaxlib.mlir import ir
+    from jaxlib.mlir import ir, passmanager
+    from jaxlib.mlir.dialects import stablehlo
 
     text = read_testdata(MODULE)
     with make_ir_context():
         module = ir.Module.parse(text)
+        if dialect == "vhlo":
+            stablehlo.register_stablehlo_passes()
+            legalize = "builtin.module(stablehlo-legalize-to-vhlo)"
+            passmanager.PassManager.parse(legalize).run(module.operation)
+            assert "vhlo.func_v1" in str(module)
         before = str(module)
         with pytest.raises(stablehlo_bnfold.FoldError, match=r"^<input>: verification FAILED \(1 outputs, 3 trials\): output 0 .*: FAILED$"):
             stablehlo_bnfold.fold_batch_norm(module, verify=True)
