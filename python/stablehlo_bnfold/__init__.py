@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 _LAZY = {"FoldError": "report", "FoldReport": "report", "Verification": "verification", "verify": "verification"}
 """Public names imported when first asked for (PEP 562): they need jaxlib, which the
-command's --help, --version and start-up do without (`stablehlo_bnfold.names`)."""
+command's --help, --version and start-up do without (`stablehlo_bnfold.basics`)."""
 
 
 def __getattr__(name: str):

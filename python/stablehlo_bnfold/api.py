@@ -82,14 +82,15 @@ def fold_batch_norm(
     from . import session as _session
     from .report import FoldError
 
+    if verify and isinstance(module, ir.Module):
+        # Prove it on copies first: a module rewritten in place (legalized, then folded)
+        # cannot be given back. An invalid module is a FoldError here.
+        original = _session.load(str(module), module.context).module
+        _check(original, fold_batch_norm(ir.Module.parse(str(original), module.context)))
     if isinstance(module, ir.Module):
         # Legalized (VHLO -> StableHLO) and verified in place, as any other input is when
         # read; an invalid module is a FoldError before anything else runs.
         _session.load_module(module)
-    if verify and isinstance(module, ir.Module):
-        # Prove it on a copy first: a module rewritten in place cannot be given back.
-        copy = ir.Module.parse(str(module), module.context)
-        _check(module, fold_batch_norm(copy))
     elif verify:
         folded = fold_batch_norm(module, with_report=with_report, trusted=trusted)
         _check(module, folded[0] if with_report else folded)

@@ -430,6 +430,8 @@ def command(main: Callable[[], int], say: Callable[[str], str]) -> int:
     for number, handler in handlers.items():
         if handler is not signal.SIG_IGN:
             signal.signal(number, pass_on)
+    if hasattr(signal, "SIGCHLD"):  # ignored, inherited: the kernel would reap the child
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # itself, and waitpid would fail
     _command = _Record()
     _capture = tempfile.TemporaryFile()
     child = fork(lambda: _command_child(main, say, handlers))

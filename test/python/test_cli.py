@@ -1028,3 +1028,19 @@ def test_cli_elides_weights_larger_than_asked_as_mlir_opt_does(work, folded_exam
 def test_cli_exits_2_on_an_elision_limit_it_cannot_apply(work, args, message):
     run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", *args)
     assert_one_error(run, 2, rf"{PROG}: error: .*{re.escape(message)}.* \(see --help\)")
+
+
+def test_the_command_works_when_it_starts_with_sigchld_ignored(tmp_path):
+    # An ignored SIGCHLD is inherited across exec; with it the kernel reaps the command's
+    # child itself and waitpid fails (ChildProcessError: a traceback after --version).
+    start = (
+        "import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'stablehlo_bnfold.cli', *sys.argv[1:]])"
+    )
+    for args in (["--version"], [str(EXAMPLE), "--stablehlo-fold-batch-norm", "-o", "out.mlir"]):
+        result = subprocess.run(
+            [sys.executable, "-c", start, *args], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr, result.stderr
+    assert "stablehlo.convolution" in (tmp_path / "out.mlir").read_text()

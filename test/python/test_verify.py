@@ -48,13 +48,21 @@ def test_verify_catches_a_fold_with_one_kernel_element_changed(corrupt_folds):
     assert result.outputs[0].max_relative_error > 1e-3
 
 
-def test_fold_with_verify_raises_and_leaves_an_ir_module_unchanged(corrupt_folds):
+@pytest.mark.parametrize("dialect", ["stablehlo", "vhlo"])
+def test_fold_with_verify_raises_and_leaves_an_ir_module_unchanged(corrupt_folds, dialect):
+    # A VHLO module is legalized before folding; that too waits until the fold is proven.
     from jax._src.interpreters.mlir import make_ir_context
-    from jaxlib.mlir import ir
+    from jaxlib.mlir import ir, passmanager
+    from jaxlib.mlir.dialects import stablehlo
 
     text = read_testdata(MODULE)
     with make_ir_context():
         module = ir.Module.parse(text)
+        if dialect == "vhlo":
+            stablehlo.register_stablehlo_passes()
+            legalize = "builtin.module(stablehlo-legalize-to-vhlo)"
+            passmanager.PassManager.parse(legalize).run(module.operation)
+            assert "vhlo.func_v1" in str(module)
         before = str(module)
         with pytest.raises(stablehlo_bnfold.FoldError, match=r"^<input>: verification FAILED \(1 outputs, 3 trials\): output 0 .*: FAILED$"):
             stablehlo_bnfold.fold_batch_norm(module, verify=True)
@@ -71,11 +79,25 @@ def test_verify_says_it_cannot_verify_here_a_module_without_main():
     assert str(result) == "cannot verify here: no function named main"
 
 
-def test_verify_treats_a_nan_where_the_original_has_a_number_as_a_failure():
-    from stablehlo_bnfold.verification import _relative_error
+DOUBLED = """
+func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}"""
+"""A module to verify others against: main returns 2 * x."""
 
-    assert _relative_error(np.array([1.0, np.nan]), np.array([1.0, np.nan])) == 0.0
-    assert _relative_error(np.array([1.0, 2.0]), np.array([1.0, np.nan])) == float("inf")
+
+def test_verify_treats_a_nan_where_the_original_has_a_number_as_a_failure():
+    one_nan = """
+    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+      %c = stablehlo.constant dense<[[2.0, 2.0, 2.0, 2.0], [2.0, 2.0, 2.0, 0x7FC00000]]> : tensor<2x4xf32>
+      %0 = stablehlo.multiply %arg0, %c : tensor<2x4xf32>
+      return %0 : tensor<2x4xf32>
+    }"""
+    assert stablehlo_bnfold.verify(DOUBLED, DOUBLED).ok
+    result = stablehlo_bnfold.verify(DOUBLED, one_nan)
+    assert result.verified and not result.ok
+    assert result.outputs[0].max_relative_error == float("inf")
 
 
 def test_cli_verify_exits_3_and_writes_nothing_on_a_corrupted_fold(corrupt_folds, tmp_path, capsys):
@@ -228,17 +250,12 @@ def test_verify_draws_weight_arguments_at_a_trained_networks_scale():
 def test_verify_fails_a_folded_module_whose_output_element_type_differs():
     # The same values, widened to f64: a fold that changes main's result type changes the
     # calling convention, however close the numbers.
-    original = """
-    func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
-      %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
-      return %0 : tensor<2x4xf32>
-    }"""
     widened = """
     func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf64> {
       %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
       %1 = stablehlo.convert %0 : (tensor<2x4xf32>) -> tensor<2x4xf64>
       return %1 : tensor<2x4xf64>
     }"""
-    result = stablehlo_bnfold.verify(original, widened)
+    result = stablehlo_bnfold.verify(DOUBLED, widened)
     assert result.verified and not result.ok
     assert result.outputs[0].max_relative_error == float("inf")
