@@ -75,7 +75,7 @@ class FoldBatchNormPass:
 
         def run(op: ir.Operation, _pass) -> None:
             frozen = build_pattern_set(
-                op.context, recorder, PATTERNS, in_graph=self.fold_weight_arguments
+                op.context, recorder, PATTERNS, fold_weight_arguments=self.fold_weight_arguments
             )
             # A full collection inside the driver took 9% of a MobileNetV2 pass; the little
             # garbage the patterns leave is collected after it.

@@ -28,13 +28,13 @@ class FoldError(Exception):
 @dataclass(frozen=True)
 class Fold:
     """A batch norm (or one op of a per-channel affine chain) folded into a linear op:
-    `producer`, the convolution or dot_general before it or, for an input-side fold, after
-    it."""
+    `linear`, the convolution or dot_general before it or, for an input-side fold, after
+    it (the JSON report keeps its first name for it, `producer`)."""
 
     location: str
     pattern: str
     op: str
-    producer: str
+    linear: str
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,17 @@ class FoldReport:
         """(location, what) of every fold, then every skip: what the text report says
         after the location, and the remark `--verify-diagnostics` checks."""
         return [
-            (f.location, f"folded {f.op} into {f.producer} [{f.pattern}]") for f in self.folds
+            (f.location, f"folded {f.op} into {f.linear} [{f.pattern}]") for f in self.folds
         ] + [(s.location, f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
     def to_json(self) -> str:
         """The report as a JSON object with `folds`, `skips` and `folded`."""
         return json.dumps(
             {
-                "folds": [asdict(f) for f in self.folds],
+                "folds": [
+                    {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
+                    for f in self.folds
+                ],
                 "skips": [asdict(s) for s in self.skips],
                 "folded": self.folded,
                 "skipped": len(self.skips),
@@ -159,7 +162,7 @@ class Recorder:
 
     source: str | None = None
     folds: list[tuple[ir.Location, str, str, str]] = field(default_factory=list)
-    """(location, pattern, op, producer) of each fold; made into `Fold`s by `finish`."""
+    """(location, pattern, op, linear) of each fold; made into `Fold`s by `finish`."""
     skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
     """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
@@ -202,10 +205,10 @@ class Recorder:
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
         self._skipped.add(key[0])
 
-    def fold(self, op: ir.OpView, pattern: str, producer: str) -> None:
+    def fold(self, op: ir.OpView, pattern: str, linear: str) -> None:
         self.skips.pop((op_key(op.operation), pattern), None)
         if op_key(op.operation) not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, producer))
+            self.folds.append((op.location, pattern, op.operation.name, linear))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):

@@ -19,6 +19,15 @@ cheapest first, stopping at the first failure (`-x`): a mutant is *killed* when 
 or the selection runs past its time limit, *survived* when every test passes. The
 selection per family is `SELECTIONS` below: seconds per mutant, not the whole suite.
 
+With `--conditions`, the mutants are instead one per early exit of a pattern: an `if` whose
+body returns a refusal (`rw.skip(...)`, `rw.not_candidate(...)`, a `_refuse(...)`, a reason
+string or a named reason constant) gets its condition replaced by `False`, so the exit is
+dropped and the pattern goes on as if the condition held. Each condition a docstring states
+needs a test that fails without it: every such mutant should be killed.
+
+    nice -n 10 python3 test/mutation/mutants.py --conditions --families patterns \\
+        --timeout 300 --out conditions.jsonl
+
 Mutants are enumerated in source order and sampled with `random.Random(seed)`, so a run is
 reproducible from its command line. Results are JSON lines (one per mutant: module, line,
 the original and mutated source, status, seconds), and a summary per module on stderr.
@@ -53,10 +62,11 @@ TESTDATA = ("pytest", PY + "test_testdata.py")
 # Families: which modules, and the test commands (cheapest first) that guard them.
 SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "patterns": (
-        ("patterns/affine.py", "patterns/batch_norm.py", "patterns/bias.py",
-         "patterns/decomposed.py", "patterns/input_side.py", "patterns/precision.py",
-         "patterns/base.py", "patterns/__init__.py"),
-        (UNIT, NUMERIC, LIT, TESTDATA),
+        ("fold/affine_map.py", "fold/plan.py", "fold/rewriter.py",
+         "patterns/batch_norm.py", "patterns/bias.py", "patterns/decomposed.py",
+         "patterns/input_side.py", "patterns/precision.py", "patterns/left.py",
+         "patterns/__init__.py"),
+        (UNIT, NUMERIC, LIT, TESTDATA, ("pytest", PY + "test_input_side.py")),
     ),
     "analysis": (
         ("analysis/__init__.py", "analysis/layouts.py", "analysis/per_channel.py",
@@ -78,7 +88,8 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "sandbox": (
         ("sandbox.py",),
         (("pytest", PY + "test_untrusted_text.py"),
-         ("pytest", PY + "test_cli.py", "-k", "killed or signal or temporary or interrupt or dies"),
+         ("pytest", PY + "test_cli.py", "-k",
+          "killed or signal or temporary or interrupt or dies or sigchld"),
          ("pytest", PY + "test_fuzz.py", "-k",
           "(crash or finish or sigchld) and not fuzzing"),
          ("pytest", PY + "test_startup.py")),
@@ -190,6 +201,46 @@ def enumerate_mutants(module: str) -> list[Mutant]:
     return mutants
 
 
+_REFUSALS = ("skip", "not_candidate")
+"""Calls (methods of the rewriter) that leave the root op alone."""
+
+
+def _is_refusal(value: ast.expr | None) -> bool:
+    """Whether `value`, returned from an early exit, refuses the fold: a refusal call
+    (`rw.skip`, `rw.not_candidate`, a `*refuse*` helper), a reason string, or a named
+    reason constant (`NARROW_WEIGHTS`, `_SHIFT_NOT_CONSTANT`, `reasons.NOT_LINEAR`)."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _REFUSALS or "refuse" in name
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str)
+    if isinstance(value, ast.Name):
+        return value.id.lstrip("_").isupper()
+    if isinstance(value, ast.Attribute):  # a constant of fold.reasons: reasons.NOT_LINEAR
+        return value.attr.lstrip("_").isupper()
+    return False
+
+
+def enumerate_condition_mutants(module: str) -> list[Mutant]:
+    """One mutant per early exit of `module` (`if c: ... return <refusal>`), its condition
+    replaced by `False`, in source order."""
+    path = os.path.join(PACKAGE, module)
+    source = open(path).read()
+    mutants = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.If) or not isinstance(node.body[-1], ast.Return):
+            continue
+        if not _is_refusal(node.body[-1].value):
+            continue
+        test = node.test
+        original = ast.get_source_segment(source, test)
+        mutants.append(Mutant(module, test.lineno, original, "(False)",
+                              (test.lineno, test.col_offset), (test.end_lineno, test.end_col_offset)))
+    mutants.sort(key=lambda m: (m.start, m.end))
+    return mutants
+
+
 def apply(source: str, mutant: Mutant) -> str:
     lines = source.splitlines(keepends=True)
     offsets = [0]
@@ -201,8 +252,11 @@ def apply(source: str, mutant: Mutant) -> str:
     return (data[:start] + mutant.mutated.encode() + data[end:]).decode()
 
 
-def run_mutant(mutant: Mutant, family: str, timeout: float) -> tuple[str, str, float]:
-    """(status, the command that decided, seconds)."""
+def run_mutant(
+    mutant: Mutant, family: str, timeout: float, conditions: bool = False
+) -> tuple[str, str, float]:
+    """(status, the command that decided, seconds); a condition mutant runs the lit files
+    before the family's other commands."""
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bnfold-mutant-") as scratch:
         package = os.path.join(scratch, "stablehlo_bnfold")
@@ -218,9 +272,13 @@ def run_mutant(mutant: Mutant, family: str, timeout: float) -> tuple[str, str, f
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in (scratch, os.environ.get("PYTHONPATH")) if p),
             PYTHONDONTWRITEBYTECODE="1")
-        for command in SELECTIONS[family][1]:
+        commands = SELECTIONS[family][1]
+        if conditions:  # a dropped condition wants a negative case: the lit files first
+            commands = tuple(sorted(commands, key=lambda c: c != LIT))
+        for command in commands:
             if command[0] == "lit":
-                argv = [sys.executable, "-c", "from lit.main import main; main()", "-q", *command[1:]]
+                argv = [sys.executable, "-c", "from lit.main import main; main()", "-q",
+                        "--max-failures=1", *command[1:]]
             else:
                 argv = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *command[1:]]
             left = timeout - (time.monotonic() - began)
@@ -238,6 +296,8 @@ def run_mutant(mutant: Mutant, family: str, timeout: float) -> tuple[str, str, f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="count mutants per module and exit")
+    parser.add_argument("--conditions", action="store_true",
+                        help="one mutant per early exit (its condition -> False) instead")
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--budget", default="",
                         help="FAMILY=N,... mutants sampled per family (all when absent)")
@@ -250,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     only = {tuple(p.rsplit(":", 1)) for p in args.only.split(",") if p}
     rng = random.Random(args.seed)
     plan = []
+    enumerate_ = enumerate_condition_mutants if args.conditions else enumerate_mutants
     for family in args.families.split(","):
-        mutants = [m for module in SELECTIONS[family][0] for m in enumerate_mutants(module)]
+        mutants = [m for module in SELECTIONS[family][0] for m in enumerate_(module)]
         if args.list:
             print(f"{family}: {len(mutants)} mutants")
             continue
@@ -265,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout if args.out == "-" else open(args.out, "a")
     tally: dict[str, dict[str, int]] = {}
     for i, (family, mutant) in enumerate(plan, 1):
-        status, decided, seconds = run_mutant(mutant, family, args.timeout)
+        status, decided, seconds = run_mutant(mutant, family, args.timeout, args.conditions)
         record = dict(asdict(mutant), family=family, status=status, by=decided, seconds=round(seconds, 1))
         out.write(json.dumps(record) + "\n")
         out.flush()

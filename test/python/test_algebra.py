@@ -1,10 +1,11 @@
-"""The per-channel constant algebra of `patterns.affine`: identities and operand order.
+"""The per-channel constant algebra of `fold.affine_map`: identities and operand order.
 
-`combine(rw, ufunc, a, b, like)` computes `ufunc(a, b)` on per-channel values: in float64
-when both are constants, else as an op built in the graph, except where an identity makes
-the op unnecessary (`x + 0`, `x - 0`, `x * 1`, `x / 1`, `0 * x`, ...). Each identity is
-checked here on its own, with its mirror image, which for subtract and divide is NOT an
-identity (`0 - x` is `-x`, `1 / x` is not `x`). The rewriter is a recorder, so a test sees
+`combine(rw, ufunc, a, b, like)` (`per_channel_op` built by `rw.realize`) computes
+`ufunc(a, b)` on per-channel values: in float64 when both are constants, else as an op
+built in the graph, except where an identity makes the op unnecessary (`x + 0`, `x - 0`,
+`x * 1`, `x / 1`, `0 * x`, ...). Each identity is checked here on its own, with its mirror
+image, which for subtract and divide is NOT an identity (`0 - x` is `-x`, `1 / x` is not
+`x`). The rewriter is a recorder around the real `FoldRewriter.realize`, so a test sees
 exactly which op would be built and with its operands in which order.
 """
 
@@ -18,7 +19,14 @@ from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from stablehlo_bnfold.patterns.affine import combine, square_root
+from stablehlo_bnfold.fold import affine_map
+from stablehlo_bnfold.fold.plan import combine
+from stablehlo_bnfold.fold.rewriter import FoldRewriter
+
+
+def square_root(rw, a, like):
+    """`affine_map.square_root`, built at once by `rw` as `combine` is."""
+    return rw.realize(affine_map.square_root(a, like))[0]
 
 C = 3
 ZEROS, ONES = np.zeros(C), np.ones(C)
@@ -37,6 +45,8 @@ class Recorder:
 
     def __init__(self):
         self.built: list[Built] = []
+
+    realize = FoldRewriter.realize
 
     def vector(self, value, channels, element_type):
         assert channels == C

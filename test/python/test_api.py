@@ -295,7 +295,7 @@ def test_report_lists_each_fold_and_each_skip_with_location_pattern_and_reason()
     (fold,) = report.folds
     (skip,) = report.skips
     assert fold.location.endswith(":" + _batch_norm_position(text, "%bn1"))
-    assert (fold.pattern, fold.op, fold.producer) == (
+    assert (fold.pattern, fold.op, fold.linear) == (
         "fold_bn_into_linear",
         "stablehlo.batch_norm_inference",
         "stablehlo.convolution",

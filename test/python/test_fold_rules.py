@@ -28,8 +28,7 @@ from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
-from stablehlo_bnfold.patterns.affine import DATA_DEPENDENT, WEIGHTS_ARE_ACTIVATIONS
-from stablehlo_bnfold.patterns.left import NO_LINEAR_OP
+from stablehlo_bnfold.fold.reasons import DATA_DEPENDENT, NO_LINEAR_OP, WEIGHTS_ARE_ACTIVATIONS
 
 
 def _activation_ops(text: str, name: str, at_least: int) -> int:
@@ -187,7 +186,7 @@ func.func @main(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 def test_batch_norms_after_and_before_a_tf_dense_dot_fold_and_compute_the_same():
     # TensorFlow's Dense lowers to stablehlo.dot: one batch norm after it, one before.
     compared = fold_and_compare(TF_DENSE, seed=6, batch_norms_left=0)
-    assert {f.producer for f in compared.report.folds} == {"stablehlo.dot"}
+    assert {f.linear for f in compared.report.folds} == {"stablehlo.dot"}
 
 
 def test_every_pre_activation_batch_norm_left_has_a_report_line():

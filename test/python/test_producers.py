@@ -134,7 +134,7 @@ def test_flax_batch_norm_before_a_valid_conv_and_a_dense_layer_folds_into_them()
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
 
     assert report.skips == ()
-    assert {(f.pattern, f.producer) for f in report.folds} >= {
+    assert {(f.pattern, f.linear) for f in report.folds} >= {
         ("fold_input_affine_into_conv", "stablehlo.convolution"),
         ("fold_input_affine_into_dot_general", "stablehlo.dot_general"),
     }

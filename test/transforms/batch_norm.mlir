@@ -1,6 +1,10 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-weight-arguments=false --split-input-file \
 // RUN:   | FileCheck --check-prefix=CONST %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-weight-arguments=false --split-input-file \
+// RUN:   --report 2>&1 >/dev/null | FileCheck --check-prefix=CONSTREPORT %s
 
 // 1-D convolution, [b, 0, f]x[0, i, o]->[b, 0, f].
 // CHECK-LABEL: func.func @fold_conv1d_nwc_wio(
@@ -48,6 +52,8 @@ func.func @fold_nhwc_hwio(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -751,6 +757,8 @@ func.func @fold_dot_general_dense(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%d, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
@@ -1063,6 +1071,8 @@ func.func @fold_weights_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<2x2x2
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not a constant [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1094,6 +1104,8 @@ func.func @fold_statistics_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x
   %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not constants [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %arg1) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1127,6 +1139,8 @@ func.func @fold_bias_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) 
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: bias is not a per-channel constant [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1146,6 +1160,8 @@ func.func @no_fold_f8_batch_norm(%arg0: tensor<1x4x4x2xf8E4M3FN>) -> tensor<1x4x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf8E4M3FN>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf8E4M3FN>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf8E4M3FN>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: element type is not f16, bf16, f32 or f64 [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: element type is not f16, bf16, f32 or f64 [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf8E4M3FN>, tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>, tensor<3xf8E4M3FN>) -> tensor<1x4x4x3xf8E4M3FN>
   return %y : tensor<1x4x4x3xf8E4M3FN>
 }
@@ -1165,6 +1181,8 @@ func.func @no_fold_dynamic_feature_dim(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: feature dimension is dynamic [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: feature dimension is dynamic [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x?xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x?xf32>
   return %y : tensor<1x4x4x?xf32>
 }
@@ -1212,6 +1230,8 @@ func.func @no_fold_operand_not_linear(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: operand is not a convolution or dot_general [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: operand is not a convolution or dot_general [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%h, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1233,6 +1253,7 @@ func.func @no_fold_integer_conv_convert(%arg0: tensor<1x4x4x2xi8>) -> tensor<1x4
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: operand is not a convolution or dot_general [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%f, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1256,6 +1277,8 @@ func.func @no_fold_bias_add_multi_user(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: bias add result has other users [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: bias add result has other users [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y, %a : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
 }
@@ -1275,6 +1298,8 @@ func.func @no_fold_producer_multi_user(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: producer result has other users [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: producer result has other users [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y, %c : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
 }
@@ -1298,6 +1323,8 @@ func.func @no_fold_bias_not_per_channel(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: bias is not a per-channel constant [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: bias is not a per-channel constant [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1321,6 +1348,8 @@ func.func @no_fold_nan_bias(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: bias is not finite [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: bias is not finite [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1340,6 +1369,8 @@ func.func @no_fold_feature_index_mismatch(%arg0: tensor<1x4x4x2xf32>) -> tensor<
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 0.0]> : tensor<4xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0]> : tensor<4xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 2.0]> : tensor<4xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: feature_index is not the output-feature dimension [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: feature_index is not the output-feature dimension [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 2 : i64} : (tensor<1x4x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1359,6 +1390,7 @@ func.func @no_fold_dot_general_feature_index_batch(%arg0: tensor<2x5x4xf32>) -> 
   %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
   %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: feature_index is not the output-feature dimension [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%d, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 0 : i64} : (tensor<2x5x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x5x3xf32>
   return %y : tensor<2x5x3xf32>
 }
@@ -1378,6 +1410,8 @@ func.func @no_fold_f8_weights(%arg0: tensor<1x4x4x2xf8E4M3FN>) -> tensor<1x4x4x3
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: weight element type is not f16, bf16, f32 or f64 [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weight element type is not f16, bf16, f32 or f64 [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1397,6 +1431,7 @@ func.func @no_fold_i8_weights(%arg0: tensor<1x4x4x2xi8>) -> tensor<1x4x4x3xf32> 
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weight element type is not f16, bf16, f32 or f64 [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1416,6 +1451,8 @@ func.func @no_fold_nan_mean(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, 0x7FC00000, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not finite [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not finite [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1435,6 +1472,7 @@ func.func @no_fold_inf_scale(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> 
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: batch-norm operands are not finite [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1454,6 +1492,8 @@ func.func @no_fold_negative_variance(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, -1.0, 1.0]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: variance + epsilon is not positive [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: variance + epsilon is not positive [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1473,6 +1513,7 @@ func.func @no_fold_variance_plus_epsilon_zero(%arg0: tensor<1x4x4x2xf32>) -> ten
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, -1.0e-05, 1.0]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: variance + epsilon is not positive [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1492,6 +1533,8 @@ func.func @no_fold_bias_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x3xf
   %offset = stablehlo.constant dense<[60000.0, 0.0, 0.0]> : tensor<3xf16>
   %mean = stablehlo.constant dense<[-60000.0, 0.0, 0.0]> : tensor<3xf16>
   %var = stablehlo.constant dense<[1.0, 1.0, 1.0]> : tensor<3xf16>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: folded bias overflows its element type [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: folded bias overflows its element type [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<1x4x4x3xf16>
   return %y : tensor<1x4x4x3xf16>
 }
@@ -1519,6 +1562,8 @@ func.func @no_fold_case_branch_weights_argument(%arg0: tensor<i32>, %arg1: tenso
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: weights in case branches are not constants [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not a constant [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1538,6 +1583,8 @@ func.func @no_fold_weights_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf16>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf16>
   %var = stablehlo.constant dense<[1.0, 1.0, 1.0]> : tensor<3xf16>
+  // REPORT: batch_norm.mlir:[[# @LINE + 2]]:8: not folded stablehlo.batch_norm_inference: folded weights overflow their element type [fold_bn_into_linear]
+  // CONSTREPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: folded weights overflow their element type [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<1x4x4x3xf16>
   return %y : tensor<1x4x4x3xf16>
 }
@@ -1556,6 +1603,25 @@ func.func @no_fold_weights_argument_overflow(%x: tensor<2x4xf16>, %w: tensor<4x3
   %offset = stablehlo.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf16>
   %mean = stablehlo.constant dense<[0.0, 0.0, 0.0]> : tensor<3xf16>
   %var = stablehlo.constant dense<[1.0e-4, 1.0, 1.0]> : tensor<3xf16>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: folded weights overflow their element type [fold_bn_into_linear]
   %y = "stablehlo.batch_norm_inference"(%d, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32, feature_index = 1 : i64} : (tensor<2x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3xf16>
   return %y : tensor<2x3xf16>
+}
+
+// -----
+
+// weights are not finite: the kernel holds an infinity (so would K * s).
+// CHECK-LABEL: func.func @no_fold_weights_not_finite(
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         "stablehlo.batch_norm_inference"(%[[C]],
+func.func @no_fold_weights_not_finite(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0x7F800000, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: batch_norm.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are not finite [fold_bn_into_linear]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
 }

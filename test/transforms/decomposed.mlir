@@ -1,6 +1,8 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --debug 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=DEBUG %s
 
 // Flax linen / NNX: (y - mean) * (rsqrt(var + eps) * scale) + bias, per-channel values
 // through reshape C -> 1x1x1xC and broadcast_in_dim, eps a scalar broadcast with dims = [].
@@ -289,7 +291,23 @@ func.func @no_fold_zero_divisor(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf3
   %z = stablehlo.constant dense<[1.0, 0.0, 2.0]> : tensor<3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
   %zb = stablehlo.broadcast_in_dim %z, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: per-channel divisor has a zero [fold_divisor_into_linear]
   %y = stablehlo.divide %c, %zb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// per-channel factor is not finite: one factor is an infinity.
+// CHECK-LABEL: func.func @no_fold_scale_not_finite
+// CHECK:         stablehlo.multiply
+func.func @no_fold_scale_not_finite(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %s = stablehlo.constant dense<[1.0, 0x7F800000, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel factor is not finite [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %sb : tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
 
@@ -333,75 +351,6 @@ func.func @fold_dense_resource_weights(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x3
     }
   }
 #-}
-
-// -----
-
-// Flax bf16: the batch norm runs in f32 between converts, the kernel is a convert of f32
-// master weights. The scaled master weights are rounded to bf16 once.
-// CHECK-LABEL: func.func @fold_bf16_precision_island
-// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
-// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
-// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
-// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
-// CHECK-NOT:     stablehlo.convert {{.+}} -> tensor<1x4x4x3x
-// CHECK:         return %[[Y]]
-func.func @fold_bf16_precision_island(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
-// The same island with the batch norm as one batch_norm_inference op in f32.
-// CHECK-LABEL: func.func @fold_bf16_precision_island_with_batch_norm_op
-// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
-// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
-// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
-// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
-// CHECK-NOT:     batch_norm_inference
-// CHECK:         return %[[Y]]
-func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %sc = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
-  %off = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
-  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
-  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %n = "stablehlo.batch_norm_inference"(%cf, %sc, %off, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
-// The kernel is stored only in bf16: scaling it would add a rounding the original never
-// made ("weights have no wider master copy").
-// CHECK-LABEL: func.func @no_fold_island_without_master_weights
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-// CHECK:         stablehlo.multiply
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xbf16>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
 
 // -----
 
@@ -541,19 +490,107 @@ func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x
 
 // -----
 
-// Mixed precision with weights as arguments: the batch norm's values are arguments too.
-// CHECK-LABEL: func.func @no_fold_precision_island_with_argument_values
-// CHECK:         stablehlo.subtract
+// bias add result has other users (a scalar over a [heads, head_dim] bias): q + b is also
+// returned.
+// CHECK-LABEL: func.func @no_fold_query_scaling_bias_add_multi_user
+// CHECK:         %[[QB:.+]] = stablehlo.add
+// CHECK:         stablehlo.divide %[[QB]]
+func.func @no_fold_query_scaling_bias_add_multi_user(%x: tensor<3x2xf32>) -> (tensor<3x2x2xf32>, tensor<3x2x2xf32>) {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: bias add result has other users [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y, %qb : tensor<3x2x2xf32>, tensor<3x2x2xf32>
+}
+
+// -----
+
+// per-channel factor is not finite (a scalar over a [heads, head_dim] bias): c is an
+// infinity (a NaN is no uniform scalar: NaN != NaN).
+// CHECK-LABEL: func.func @no_fold_query_scaling_by_infinity
 // CHECK:         stablehlo.multiply
-func.func @no_fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
-  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel values of a mixed-precision chain are not constants [fold_precision_island]
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
+func.func @no_fold_query_scaling_by_infinity(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<0x7F800000> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel factor is not finite [fold_scale_into_linear]
+  %y = stablehlo.multiply %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// per-channel divisor has a zero (a scalar over a [heads, head_dim] bias).
+// CHECK-LABEL: func.func @no_fold_query_scaling_by_zero_divisor
+// CHECK:         stablehlo.divide
+func.func @no_fold_query_scaling_by_zero_divisor(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: per-channel divisor has a zero [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// weights narrower than the result (a scalar over a [heads, head_dim] bias): f16 weights
+// in an f32 dot_general.
+// CHECK-LABEL: func.func @no_fold_query_scaling_into_narrow_weights
+// CHECK:         stablehlo.divide
+func.func @no_fold_query_scaling_into_narrow_weights(%x: tensor<3x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.constant dense<[[[0.5, -1.0], [2.0, 1.5]], [[0.25, -0.75], [1.0, 0.5]]]> : tensor<2x2x2xf16>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf16>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: weights are narrower than the computation: folding would round them again [fold_divisor_into_linear]
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// folded weights overflow their element type (a scalar over a [heads, head_dim] bias):
+// f16 weights 60000 times 100.
+// CHECK-LABEL: func.func @no_fold_query_scaling_weights_overflow
+// CHECK:         stablehlo.multiply
+func.func @no_fold_query_scaling_weights_overflow(%x: tensor<3x2xf16>) -> tensor<3x2x2xf16> {
+  %w = stablehlo.constant dense<60000.0> : tensor<2x2x2xf16>
+  %b = stablehlo.constant dense<[[0.1, 0.2], [0.3, 0.4]]> : tensor<2x2xf16>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf16>, tensor<2x2x2xf16>) -> tensor<3x2x2xf16>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf16>) -> tensor<3x2x2xf16>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf16>
+  %c = stablehlo.constant dense<100.0> : tensor<3x2x2xf16>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_scale_into_linear]
+  %y = stablehlo.multiply %qb, %c : tensor<3x2x2xf16>
+  return %y : tensor<3x2x2xf16>
+}
+
+// -----
+
+// element type is not f16, bf16, f32 or f64: an integer convolution times per-channel
+// integers (no candidate: only --debug says why).
+// CHECK-LABEL: func.func @no_fold_integer_scale
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_integer_scale(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi32> {
+  %k = stablehlo.constant dense<[[[[1, -1, 2], [3, 0, -2]]]]> : tensor<1x1x2x3xi32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xi32>, tensor<1x1x2x3xi32>) -> tensor<1x4x4x3xi32>
+  %s = stablehlo.constant dense<[2, 3, -1]> : tensor<3xi32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xi32>) -> tensor<1x4x4x3xi32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: element type is not f16, bf16, f32 or f64 [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %sb : tensor<1x4x4x3xi32>
+  return %y : tensor<1x4x4x3xi32>
 }

@@ -3,6 +3,8 @@
 // RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-weight-arguments=false --split-input-file --report \
 // RUN:   2>&1 >/dev/null | FileCheck --check-prefix=CONST %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --debug 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=DEBUG %s
 
 // Input-side folds: a per-feature affine map (batch norm or per-feature add, subtract,
 // multiply, divide by constants) feeding a dot_general along a contracting dimension or a
@@ -673,6 +675,26 @@ func.func @no_fold_shift_alone_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32
 
 // -----
 
+// The same shift as another convolution's bias, L + b: the canonical form, no candidate
+// (DEBUG lines are --debug's log of what is no candidate).
+// CHECK-LABEL: func.func @no_fold_bias_add_before_lhs_dilated_conv(
+// CHECK:         %[[L:.+]] = stablehlo.convolution(%arg0
+// CHECK:         %[[X:.+]] = stablehlo.add %[[L]], %{{.+}}
+// CHECK:         stablehlo.convolution(%[[X]], %{{.+}})
+func.func @no_fold_bias_add_before_lhs_dilated_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x6x6x3xf32> {
+  %k0 = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %l = stablehlo.convolution(%arg0, %k0) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %t = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: a shift alone cannot pass the zeros of padding or lhs dilation [fold_input_affine_into_conv]
+  %x = stablehlo.add %l, %t_b : tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x6x6x3xf32>
+  return %c : tensor<1x6x6x3xf32>
+}
+
+// -----
+
 // x * s + t before a transposed (lhs-dilated) convolution: the scale folds, the shift
 // stays in front as x + t / s, reported at the add (which carries the convolution's
 // location).
@@ -892,6 +914,23 @@ func.func @no_fold_input_side_weights_computed_by_linear_op(%arg0: tensor<2x4xf3
 
 // -----
 
+// The same with no batch norm in the chain (attention's q * scale before q @ k^T): no
+// candidate at all, so no report line.
+// CHECK-LABEL: func.func @no_fold_scale_before_weights_computed_by_linear_op(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_scale_before_weights_computed_by_linear_op(%arg0: tensor<2x4xf32>, %arg1: tensor<4x4xf32>, %arg2: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %scale = stablehlo.constant dense<[1.25, 0.875, 1.25, 1.125]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %z = stablehlo.dot_general %arg1, %arg2, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: weights are computed by a linear op: the op would only move onto them [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %d = stablehlo.dot_general %y, %z, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
 // A grouped convolution whose kernel is an argument: the scale would have to be laid
 // over the kernel group by group in the graph.
 // CHECK-LABEL: func.func @no_fold_grouped_conv_weights_argument(
@@ -1102,8 +1141,115 @@ func.func @fold_layer_norm_shift_into_head_biases(%arg0: tensor<3x4xf32>) -> (te
 
 // -----
 
+// folding would add as many activation-sized ops as it removes: x * (r * gamma) with
+// r * gamma also returned; splitting gamma off would build x * r for the x * (r * gamma)
+// it removes, one for one.
+// CHECK-LABEL: func.func @no_fold_split_product_read_elsewhere(
+// CHECK:         %[[F:.+]] = stablehlo.multiply %{{.+}}, %{{.+}} : tensor<2x4xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0, %[[F]]
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_split_product_read_elsewhere(%arg0: tensor<2x4xf32>, %arg1: tensor<2xf32>) -> (tensor<2x3xf32>, tensor<2x4xf32>) {
+  %r_b = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<2xf32>) -> tensor<2x4xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %factor = stablehlo.multiply %r_b, %scale_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folding would add as many activation-sized ops as it removes [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %factor : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %dq, %factor : tensor<2x3xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// element type is not f16, bf16, f32 or f64: the dense layer's result is f8E4M3FN.
+// CHECK-LABEL: func.func @no_fold_into_f8_result(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_into_f8_result(%arg0: tensor<2x4xf32>) -> tensor<2x3xf8E4M3FN> {
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: element type is not f16, bf16, f32 or f64 [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf8E4M3FN>
+  return %dq : tensor<2x3xf8E4M3FN>
+}
+
+// -----
+
+// weight element type is not f16, bf16, f32 or f64: f8E4M3FN weights.
+// CHECK-LABEL: func.func @no_fold_into_f8_weights(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_into_f8_weights(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %scale_b = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weight element type is not f16, bf16, f32 or f64 [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %scale_b : tensor<2x4xf32>
+  %wq = stablehlo.constant dense<1.0> : tensor<4x3xf8E4M3FN>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf8E4M3FN>) -> tensor<2x3xf32>
+  return %dq : tensor<2x3xf32>
+}
+
+// -----
+
+// per-feature values overflow their element type: with gamma an argument the chain is
+// computed in the graph, in f16, where its constants 1000 * 1000 do not fit.
+// CHECK-LABEL: func.func @no_fold_constants_that_overflow_in_the_graph(
+// CHECK:         %[[G:.+]] = stablehlo.broadcast_in_dim %arg1
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %{{.+}}, %[[G]] : tensor<2x4xf16>
+// CHECK:         stablehlo.dot_general %[[Y]]
+func.func @no_fold_constants_that_overflow_in_the_graph(%arg0: tensor<2x4xf16>, %gamma: tensor<4xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<2x4xf16>
+  %a = stablehlo.multiply %arg0, %c : tensor<2x4xf16>
+  %b = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %g = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf16>) -> tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-feature values overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %b, %g : tensor<2x4xf16>
+  %wq = stablehlo.constant dense<0.5> : tensor<4x3xf16>
+  %dq = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %dq : tensor<2x3xf16>
+}
+
+// -----
+
+// folded weights overflow their element type (weights as arguments, in the graph): the
+// constant scale 1000 * 1000 does not fit the f16 weights it would multiply.
+// CHECK-LABEL: func.func @no_fold_scale_that_overflows_argument_weights(
+// CHECK:         %[[A:.+]] = stablehlo.multiply %arg0
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[A]]
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_scale_that_overflows_argument_weights(%arg0: tensor<2x4xf16>, %arg1: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %c = stablehlo.constant dense<1000.0> : tensor<2x4xf16>
+  %a = stablehlo.multiply %arg0, %c : tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %d = stablehlo.dot_general %y, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+
+// -----
+
+// folded bias overflows its element type (weights as arguments, in the graph): the shift
+// of (x + 60000) * 2 is 120000, more than f16 holds.
+// CHECK-LABEL: func.func @no_fold_shift_that_overflows_argument_weights(
+// CHECK:         %[[A:.+]] = stablehlo.add %arg0
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[A]]
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>, %arg1: tensor<4x3xf16>) -> tensor<2x3xf16> {
+  %t = stablehlo.constant dense<60000.0> : tensor<2x4xf16>
+  %a = stablehlo.add %arg0, %t : tensor<2x4xf16>
+  %c = stablehlo.constant dense<2.0> : tensor<2x4xf16>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded bias overflows its element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %a, %c : tensor<2x4xf16>
+  %d = stablehlo.dot_general %y, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
+}
+
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
-// convolution or dot_general) for each of the eight batch norms left alone.
-// REPORT: folded 22, skipped 37
+// convolution or dot_general) for each of the eight batch norms left alone, and the chain
+// left at no_fold_split_product_read_elsewhere's r * gamma.
+// REPORT: folded 22, skipped 44
 

@@ -18,7 +18,14 @@ from jaxlib.mlir.dialects import arith, stablehlo
 
 from ..constants import constant_attr, dimensions, float_dtype, read_dense, round_to
 
-__all__ = ["Narrow", "per_channel_f64", "per_channel_source", "per_feature_block_f64"]
+__all__ = [
+    "BINARY_UFUNC",
+    "UNARY_UFUNC",
+    "Narrow",
+    "per_channel_f64",
+    "per_channel_source",
+    "per_feature_block_f64",
+]
 
 
 def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | None:
@@ -37,18 +44,21 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     return np.broadcast_to(vector, (size,))
 
 
-_BINARY = {
+BINARY_UFUNC = {
     stablehlo.AddOp: np.add,
     stablehlo.SubtractOp: np.subtract,
     stablehlo.MulOp: np.multiply,
     stablehlo.DivOp: np.divide,
     stablehlo.PowOp: np.power,
 }
-_UNARY = {
+"""The op -> ufunc table: each elementwise binary op this package evaluates on constants
+or builds on per-channel values, and what it computes in float64."""
+UNARY_UFUNC = {
     stablehlo.NegOp: np.negative,
     stablehlo.SqrtOp: np.sqrt,
     stablehlo.RsqrtOp: lambda v: 1.0 / np.sqrt(v),
 }
+"""The same for elementwise unary ops."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,7 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
     owner = value.owner
     if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
         return _through_broadcast(owner, feature)
-    if type(owner) in _BINARY or type(owner) in _UNARY:
+    if type(owner) in BINARY_UFUNC or type(owner) in UNARY_UFUNC:
         return _elementwise(owner, feature)
     if isinstance(owner, stablehlo.ReshapeOp):
         return _through_reshape(owner, feature)
@@ -152,9 +162,9 @@ def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
     if len(sizes) > 1:
         return None
     with np.errstate(all="ignore"):  # non-finite results are refused by the patterns
-        if type(op) in _UNARY:
-            return _UNARY[type(op)](operands[0])
-        return _BINARY[type(op)](operands[0], operands[1])
+        if type(op) in UNARY_UFUNC:
+            return UNARY_UFUNC[type(op)](operands[0])
+        return BINARY_UFUNC[type(op)](operands[0], operands[1])
 
 
 def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:

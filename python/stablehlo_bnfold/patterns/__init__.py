@@ -1,9 +1,22 @@
 """The rewrite patterns, in application order, and the adapter to MLIR's greedy driver.
 
-A pattern is a function `(op, rw: FoldRewriter) -> Outcome` that either returns
-`rw.skip(op, reason)` or builds the replacement and returns `rw.folded(...)`. MLIR's
-Python callback reads a *truthy* return as "did not match"; `build_pattern_set` makes that
+A pattern is a function `(op, rw: FoldRewriter) -> Outcome` that decides, then builds: it
+matches and checks the conditions its docstring states, in that order, from
+`fold.affine_map`'s analysis, stopping at the first that fails with `rw.skip(op, reason)`
+(or `rw.not_candidate`) and a constant of `fold.reasons`; it ends with a `fold.plan.FoldPlan`
+and returns `fold.plan.build(plan, rw)`, the only step that creates IR. MLIR's Python
+callback reads a *truthy* return as "did not match"; `build_pattern_set` makes that
 translation once, so patterns never return booleans.
+
+Where a new pattern goes: in the module of its identity family (`batch_norm`: the op
+itself after a linear op; `decomposed`: a per-channel factor after one; `bias`: a
+per-channel shift after one, and the identity ops between; `precision`: a chain between
+a convert pair; `input_side`: a chain before a linear op), or a new module when it is a
+new family, with its lit file in test/transforms/ naming it. Its first docstring line is
+the identity (docs/passes.md is generated from it: `python3 -m stablehlo_bnfold.docs >
+docs/passes.md`); it goes into `PATTERNS` below. A new way to see a per-channel value
+belongs in `analysis/`, a new per-channel analysis in `fold.affine_map`, a new reason in
+`fold.reasons`, a new kind of rewrite in `fold.plan`: not in the pattern.
 
 A pattern that raises is a bug. The adapter erases every op the pattern had created,
 leaves the matched op untouched, and records the error with the op's location and the
@@ -17,8 +30,8 @@ import logging
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 from ..report import Recorder
-from .base import FoldRewriter, Outcome, Pattern
 from .batch_norm import FOLD_BN_INTO_LINEAR
 from .bias import (
     FOLD_SHIFT_INTO_BIAS,
@@ -59,19 +72,20 @@ def build_pattern_set(
     recorder: Recorder,
     patterns: tuple[Pattern, ...] = PATTERNS,
     *,
-    in_graph: bool = True,
+    fold_weight_arguments: bool = True,
 ) -> rewrite.FrozenRewritePatternSet:
-    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`; `in_graph`
-    lets them fold per-channel values that are function arguments."""
+    """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`;
+    `fold_weight_arguments` (the pass option) lets them fold per-channel values that are
+    function arguments."""
     pattern_set = rewrite.RewritePatternSet(context)
     for pattern in patterns:
-        pattern_set.add(pattern.root, _adapt(pattern, recorder, in_graph))
+        pattern_set.add(pattern.root, _adapt(pattern, recorder, fold_weight_arguments))
     return pattern_set.freeze()
 
 
-def _adapt(pattern: Pattern, recorder: Recorder, in_graph: bool):
+def _adapt(pattern: Pattern, recorder: Recorder, fold_weight_arguments: bool):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
-        rw = FoldRewriter(op, rewriter, recorder, pattern.name, in_graph)
+        rw = FoldRewriter(op, rewriter, recorder, pattern.name, fold_weight_arguments)
         try:
             with op.location:
                 outcome = pattern.apply(op, rw)
@@ -80,6 +94,6 @@ def _adapt(pattern: Pattern, recorder: Recorder, in_graph: bool):
             recorder.error(op, pattern.name, error)
             _log.debug("pattern %s raised", pattern.name, exc_info=True)
             return True
-        return outcome is not Outcome.FOLDED
+        return outcome not in (Outcome.FOLDED, Outcome.REMOVED)
 
     return callback

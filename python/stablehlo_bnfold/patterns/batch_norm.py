@@ -17,17 +17,19 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.per_channel import Narrow
-from ..constants import constant_f64, float_dtype
-from .affine import (
+from ..constants import float_dtype
+from ..fold import reasons
+from ..fold.affine_map import (
+    batch_norm_scale,
+    batch_norm_statistics,
+    biased_linear,
     chain_bias,
-    combine,
-    fold_affine,
-    linear_chain,
-    square_root,
+    per_channel_op,
     weights_of,
 )
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_BN_INTO_LINEAR", "fold_bn_into_linear"]
 
@@ -51,46 +53,33 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     """
     result_type = ir.RankedTensorType(bn.result.type)
     if float_dtype(result_type.element_type) is None:
-        return rw.skip(bn, "element type is not f16, bf16, f32 or f64")
+        return rw.skip(bn, reasons.ELEMENT_TYPE)
     feature = bn.feature_index.value
     if result_type.is_dynamic_dim(feature):
-        return rw.skip(bn, "feature dimension is dynamic")
+        return rw.skip(bn, reasons.FEATURE_DYNAMIC)
     channels = result_type.shape[feature]
-    chain = linear_chain(bn.operand)
-    if chain is None:
-        return rw.skip(bn, "operand is not a convolution or dot_general")
-    bias = chain_bias(chain, feature, channels, rw.in_graph)
-    if isinstance(bias, str):
+    linear = biased_linear(bn.operand)
+    if linear is None:
+        return rw.skip(bn, reasons.NOT_LINEAR)
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
+    if isinstance(bias, Reason):
         return rw.skip(bn, bias)
-    weights = weights_of(chain, feature, rw.in_graph)
-    if isinstance(weights, str):
+    weights = weights_of(linear, feature, rw.fold_weight_arguments)
+    if isinstance(weights, Reason):
         return rw.skip(bn, weights)
-    stats = _statistics(bn, channels, rw.in_graph)
-    if stats is None:
-        return rw.skip(bn, "batch-norm operands are not constants")
-    scale, offset, mean, variance = stats
-    epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
-    known = [a for a in stats if isinstance(a, np.ndarray)]
-    if not all(np.all(np.isfinite(a)) for a in known):
-        return rw.skip(bn, "batch-norm operands are not finite")
-    denominator = combine(rw, np.add, variance, epsilon, bn.result)
-    if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
-        return rw.skip(bn, "variance + epsilon is not positive")
-    s = combine(rw, np.divide, scale, square_root(rw, denominator, bn.result), bn.result)
-    centred = combine(rw, np.subtract, bias, mean, bn.result)
-    shift = combine(rw, np.add, offset, combine(rw, np.multiply, centred, s, bn.result), bn.result)
-    return fold_affine(rw, bn, chain, feature, s, shift, weights)
-
-
-def _statistics(bn: stablehlo.BatchNormInferenceOp, channels: int, in_graph: bool) -> list | None:
-    """scale, offset, mean, variance as float64 constants or, with `in_graph`, [C] values."""
-    stats = []
-    for value in (bn.scale, bn.offset, bn.mean, bn.variance):
-        constant = constant_f64(value)
-        if constant is None and not in_graph:
-            return None
-        stats.append(constant if constant is not None else Narrow(value, 0))
-    return stats
+    stats = batch_norm_statistics(bn, rw.fold_weight_arguments)
+    if isinstance(stats, Reason):
+        return rw.skip(bn, stats)
+    s = batch_norm_scale(bn, stats, channels)
+    if isinstance(s, Reason):
+        return rw.skip(bn, s)
+    _, offset, mean, _ = stats
+    centred = per_channel_op(np.subtract, bias, mean, bn.result)
+    shift = per_channel_op(np.add, offset, per_channel_op(np.multiply, centred, s, bn.result), bn.result)
+    plan = plan_fold(bn, linear, feature, scale=s, shift=shift, weights=weights)
+    if isinstance(plan, Reason):
+        return rw.skip(bn, plan)
+    return build(plan, rw)
 
 
 FOLD_BN_INTO_LINEAR = Pattern(

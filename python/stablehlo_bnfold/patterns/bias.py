@@ -15,8 +15,11 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
-from .affine import chain_bias, combine, fold_affine, linear_chain
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold import reasons
+from ..fold.affine_map import biased_linear, chain_bias, per_channel_op
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 from .decomposed import match_per_channel
 
 __all__ = [
@@ -29,31 +32,35 @@ __all__ = [
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
-        return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
+        return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
     if sign > 0 and not any(_has_bias_add(op.operands[i]) for i, _ in orders):
         # Decided before any per-channel analysis: most such adds are the ones this pass
         # builds, L + broadcast_in_dim(b).
-        return rw.not_candidate(op, "no linear op plus a bias on either side")
-    match = match_per_channel(op, orders, rw.in_graph)
+        return rw.not_candidate(op, reasons.NO_BIAS_ADD)
+    match = match_per_channel(op, orders, rw.fold_weight_arguments)
     if match is None:
-        return rw.not_candidate(op, "not a linear op plus a per-channel value")
-    chain, feature, shift = match
-    if sign > 0 and chain.bias_add is None:
-        return rw.not_candidate(op, "already a single bias add")
+        return rw.not_candidate(op, reasons.NOT_LINEAR_PLUS_PER_CHANNEL)
+    linear, feature, shift = match
+    if sign > 0 and linear.bias_add is None:
+        return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(chain, feature, channels, rw.in_graph)
-    if isinstance(bias, str):
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
+    if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
-        return rw.skip(op, "per-channel shift is not finite")
+        return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
-    return fold_affine(rw, op, chain, feature, None, combine(rw, ufunc, bias, shift, op.result), None)
+    shift = per_channel_op(ufunc, bias, shift, op.result)
+    plan = plan_fold(op, linear, feature, scale=None, shift=shift, weights=None)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _has_bias_add(value: ir.Value) -> bool:
-    chain = linear_chain(value)
-    return chain is not None and chain.bias_add is not None
+    linear = biased_linear(value)
+    return linear is not None and linear.bias_add is not None
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
@@ -89,13 +96,13 @@ def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcom
     """
     inner = op.operand.owner
     if not isinstance(inner, stablehlo.ReshapeOp):
-        return rw.not_candidate(op, "operand is not a reshape")
+        return rw.not_candidate(op, reasons.NOT_RESHAPE)
     source = inner.operand
     if source.type != op.result.type:
-        return rw.not_candidate(op, "the reshapes do not restore the shape")
-    if linear_chain(source) is None:
-        return rw.not_candidate(op, "not after a linear op")
-    return rw.replaced(op, source)
+        return rw.not_candidate(op, reasons.RESHAPES_CHANGE_SHAPE)
+    if biased_linear(source) is None:
+        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
+    return rw.removed(op, source)
 
 
 def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRewriter) -> Outcome:
@@ -110,12 +117,12 @@ def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRew
     and the shape operand is y's shape; y is a linear op or a linear op plus a bias.
     """
     if op.result.type != op.operand.type:
-        return rw.not_candidate(op, "the broadcast changes the type")
+        return rw.not_candidate(op, reasons.BROADCAST_CHANGES_TYPE)
     if not broadcasts_onto_own_shape(op):
-        return rw.not_candidate(op, "the shape is not provably the operand's own")
-    if linear_chain(op.operand) is None:
-        return rw.not_candidate(op, "not after a linear op")
-    return rw.replaced(op, op.operand)
+        return rw.not_candidate(op, reasons.SHAPE_NOT_OWN)
+    if biased_linear(op.operand) is None:
+        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
+    return rw.removed(op, op.operand)
 
 
 FOLD_SHIFT_INTO_BIAS = Pattern("fold_shift_into_bias", stablehlo.AddOp, fold_shift_into_bias)

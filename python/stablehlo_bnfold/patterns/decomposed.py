@@ -17,21 +17,22 @@ from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import Narrow, per_channel_f64, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
-from .affine import (
-    DATA_DEPENDENT,
-    NARROW_WEIGHTS,
-    LinearChain,
+from ..fold import reasons
+from ..fold.affine_map import (
+    BiasedLinear,
     PerChannel,
     Weights,
+    biased_linear,
     chain_bias,
-    combine,
     computed_from_data,
-    fold_affine,
-    linear_chain,
+    factor_reason,
     per_channel,
+    per_channel_op,
     weights_of,
 )
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold.plan import FoldPlan, NewWeights, build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_DIVISOR_INTO_LINEAR",
@@ -42,8 +43,8 @@ __all__ = [
 
 
 def per_channel_matches(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
-) -> list[tuple[LinearChain, int, PerChannel]]:
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
+) -> list[tuple[BiasedLinear, int, PerChannel]]:
     """Every (chain, feature, c) where, for one (chain operand, other operand) order, one
     operand of `op` is a linear chain (L, or L + b with b narrow along the feature: a
     residual add is none) and the other is per-channel along a dimension the chain's
@@ -52,7 +53,7 @@ def per_channel_matches(
     shape = ir.RankedTensorType(op.result.type).shape
     found = []
     for chain_index, other_index in orders:
-        chain = linear_chain(op.operands[chain_index])
+        chain = biased_linear(op.operands[chain_index])
         if chain is None:
             continue
         for feature in range(len(shape)):
@@ -64,67 +65,73 @@ def per_channel_matches(
                 # L + r with r an activation (a residual connection) is no bias add:
                 # `r` is not even narrow, so this is no linear chain at all.
                 continue
-            factor = per_channel(op.operands[other_index], feature, shape[feature], in_graph)
+            factor = per_channel(
+                op.operands[other_index], feature, shape[feature], fold_weight_arguments
+            )
             if factor is not None:
                 found.append((chain, feature, factor))
     return found
 
 
 def match_per_channel(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], in_graph: bool
-) -> tuple[LinearChain, int, PerChannel] | None:
+    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
+) -> tuple[BiasedLinear, int, PerChannel] | None:
     """The first of `per_channel_matches`, else None (not a candidate)."""
-    matches = per_channel_matches(op, orders, in_graph)
+    matches = per_channel_matches(op, orders, fold_weight_arguments)
     return matches[0] if matches else None
 
 
 def _onto_weights(
-    matches: list[tuple[LinearChain, int, PerChannel]], rw: FoldRewriter
-) -> tuple[LinearChain, int, PerChannel, PerChannel, tuple[Weights, ...]] | str:
+    matches: list[tuple[BiasedLinear, int, PerChannel]], rw: FoldRewriter
+) -> tuple[BiasedLinear, int, PerChannel, PerChannel, tuple[Weights, ...]] | Reason:
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
     of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
     first weights that can be scaled, never an operand computed by a linear op (torch's
     `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
-    reasons, scalable = [], []
+    refused, scalable = [], []
     for chain, feature, factor in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
-        bias = chain_bias(chain, feature, channels, rw.in_graph)
-        weights = bias if isinstance(bias, str) else weights_of(chain, feature, rw.in_graph)
-        if isinstance(weights, str):
-            reasons.append(weights)
+        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments)
+        if isinstance(bias, Reason):
+            refused.append(bias)
+            continue
+        weights = weights_of(chain, feature, rw.fold_weight_arguments)
+        if isinstance(weights, Reason):
+            refused.append(weights)
             continue
         if all(w.values is not None for w in weights):
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
-    return scalable[0] if scalable else reasons[0]
+    return scalable[0] if scalable else refused[0]
 
 
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     """The shared body of the multiply and divide patterns (their conditions are the same)."""
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
-        return rw.not_candidate(op, "element type is not f16, bf16, f32 or f64")
+        return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
-    matches = per_channel_matches(op, orders, rw.in_graph)
+    matches = per_channel_matches(op, orders, rw.fold_weight_arguments)
     if not matches:
         return _fold_scalar_over_block_bias(op, rw, orders, divide)
     factor = matches[0][2]
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
-        return rw.skip(op, DATA_DEPENDENT)
+        return rw.skip(op, reasons.DATA_DEPENDENT)
     match = _onto_weights(matches, rw)
-    if isinstance(match, str):
+    if isinstance(match, Reason):
         return rw.skip(op, match)
-    chain, feature, factor, bias, weights = match
+    linear, feature, factor, bias, weights = match
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    if isinstance(factor, np.ndarray):
-        if not np.all(np.isfinite(factor)):
-            return rw.skip(op, "per-channel factor is not finite")
-        if divide and not np.all(factor != 0):
-            return rw.skip(op, "per-channel divisor has a zero")
+    reason = factor_reason(factor, divide) if isinstance(factor, np.ndarray) else None
+    if reason is not None:
+        return rw.skip(op, reason)
     if divide:
-        factor = combine(rw, np.divide, np.ones(channels), factor, op.result)
-    shift = combine(rw, np.multiply, bias, factor, op.result)
-    return fold_affine(rw, op, chain, feature, factor, shift, weights)
+        factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
+    shift = per_channel_op(np.multiply, bias, factor, op.result)
+    plan = plan_fold(op, linear, feature, scale=factor, shift=shift, weights=weights)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _fold_scalar_over_block_bias(
@@ -135,7 +142,7 @@ def _fold_scalar_over_block_bias(
     sqrt(head_dim)` after a DenseGeneral with a [heads, head_dim] bias): exact path only
     (constant weights, one linear op), else not a candidate."""
     for chain_index, other_index in orders:
-        chain = linear_chain(op.operands[chain_index])
+        chain = biased_linear(op.operands[chain_index])
         factor = _uniform(op.operands[other_index]) if chain is not None else None
         if chain is None or factor is None or chain.bias_add is None or len(chain.branches) != 1:
             continue
@@ -151,31 +158,26 @@ def _fold_scalar_over_block_bias(
         if block is None:
             continue
         if not (single_user(chain.bias_add.result) and single_user(linear.result)):
-            return rw.skip(op, "bias add result has other users")
+            return rw.skip(op, reasons.BIAS_ADD_USERS)
+        reason = reasons.FACTOR_NOT_FINITE if not np.all(np.isfinite(block)) else factor_reason(factor, divide)
+        if reason is not None:
+            return rw.skip(op, reason)
         c = float(factor[0])
-        if not np.isfinite(c) or not np.all(np.isfinite(block)):
-            return rw.skip(op, "per-channel factor is not finite")
-        if divide and c == 0:
-            return rw.skip(op, "per-channel divisor has a zero")
         c = 1.0 / c if divide else c
         weights = linear.operands[weight_operand]
         weights_type = ir.RankedTensorType(weights.type)
         dtype = float_dtype(weights_type.element_type)
         result_dtype = float_dtype(ir.RankedTensorType(op.result.type).element_type)
         if dtype is None or dtype.itemsize < result_dtype.itemsize:
-            return rw.skip(op, NARROW_WEIGHTS)
+            return rw.skip(op, reasons.NARROW_WEIGHTS)
         stored = read_dense(constant_attr(weights))
         scaled = None if stored is None else round_to(dtype, stored.astype(np.float64) * c)
         bias = round_to(result_dtype, block * c)
         if scaled is None or bias is None:
-            return rw.skip(op, "folded weights overflow their element type")
-        new_weights = rw.constant(scaled, weights_type, weights.owner.location)
-        result = rw.with_operand(linear, weight_operand, new_weights)
-        element = ir.RankedTensorType(op.result.type).element_type
-        vector = rw.constant(bias, ir.RankedTensorType.get(list(bias.shape), element), op.location)
-        added = rw.elementwise(stablehlo.AddOp, result, rw.broadcast(vector, result, list(dims)))
-        return rw.folded(op, added, linear)
-    return rw.not_candidate(op, "not a linear op times a per-channel value")
+            return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
+        new_weights = NewWeights(Weights(constant[0], weights, stored, weights_type, dtype), scaled)
+        return build(FoldPlan(op, chain, dims, None, (new_weights,), bias), rw)
+    return rw.not_candidate(op, reasons.NOT_LINEAR_TIMES_PER_CHANNEL)
 
 
 def _uniform(value: ir.Value) -> np.ndarray | None:
@@ -206,7 +208,7 @@ def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
 
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand is
     L or L + b and the other is per-channel; c, when not a constant, is a parameter, not
-    computed from the data (`affine.computed_from_data`: a squeeze-excite gate or an
+    computed from the data (`affine_map.computed_from_data`: a squeeze-excite gate or an
     attention weight would make the weights a run-time value); the multiply is the
     chain's only user (and L the bias add's); b is a finite per-channel constant; the
     weights are a float constant; c is finite; K * c and b * c are finite in their

@@ -73,21 +73,19 @@ from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
-from .affine import (
+from ..fold.affine_map import (
     CHAIN_OPS,
-    NARROW_WEIGHTS,
-    WEIGHTS_ARE_ACTIVATIONS,
     AffineChain,
     PerChannel,
     _identity,
     affine_chain,
-    combine,
     computed_by_linear_op,
-    linear_chain,
     per_channel,
 )
-from .base import FoldRewriter, Outcome, Pattern
-from .precision import ISLAND_NOT_CONSTANT
+from ..fold.affine_map import biased_linear as linear_chain
+from ..fold.plan import combine
+from ..fold.reasons import ISLAND_NOT_CONSTANT, NARROW_WEIGHTS, NO_MASTER_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_INPUT_AFFINE_INTO_CONV",
@@ -303,7 +301,7 @@ def _consumer(
         # once, from master weights, as the original rounds W (see `_master_copy`).
         attr = _master_copy(weights, wide)
         if attr is None:
-            return WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else NO_MASTER_COPY
+            return WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else NO_MASTER_WEIGHTS
     if attr is None and not in_graph:
         return _WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
@@ -373,8 +371,6 @@ _SHIFT_OVER_SCALE_OVERFLOW = "shift over scale overflows its element type"
 _FOLDED_BIAS_OVERFLOW = "folded bias overflows its element type"
 _FOLDED_WEIGHTS_OVERFLOW = "folded weights overflow their element type"
 _FOLDED_WEIGHTS_UNDERFLOW = "folded weights underflow their element type"
-NO_MASTER_COPY = "weights have no wider master copy: folding would round them again"
-"""The text of `precision`'s reason for the same condition on the output side."""
 _ISLAND_USERS = "affine result has other users than the narrowing convert"
 _NOT_CONSTANT = (_WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
 """The reasons that say the weights (or the values the fold would need with them) are not

@@ -25,27 +25,25 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
 from ..constants import float_dtype
+from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
+from ..fold.reasons import NO_LINEAR_OP
 from ..report import Recorder
-from .affine import AFFINE_OPS, computed_from_data, linear_chain
 
-__all__ = ["NO_LINEAR_OP", "REPORTER", "report_chains_left"]
+__all__ = ["REPORTER", "report_chains_left"]
 
 REPORTER = "stablehlo-fold-batch-norm"
 """The name report lines of chains left carry in place of a pattern's."""
 
-NO_LINEAR_OP = "no convolution or dot_general next to the chain"
-"""Why a per-channel chain that is no pattern's candidate stays; the line adds what it
-reads and what reads it."""
-
-
-def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: bool) -> None:
+def report_chains_left(
+    function: ir.Operation, recorder: Recorder, fold_weight_arguments: bool
+) -> None:
     """Record `NO_LINEAR_OP` for the outermost op of each per-channel chain in `function`
     that no pattern folded or reported."""
     chains: list[ir.OpView] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         view = op.opview
-        if isinstance(view, AFFINE_OPS) and _down(view, in_graph) is not None:
+        if isinstance(view, AFFINE_OPS) and _down(view, fold_weight_arguments) is not None:
             chains.append(view)
         return ir.WalkResult.ADVANCE
 
@@ -61,16 +59,16 @@ def report_chains_left(function: ir.Operation, recorder: Recorder, in_graph: boo
             continue  # a precision island's convert above it says why
         if any(_operation(u.owner).name in _LINEAR for u in users):
             continue  # the input side looked at it (weights scaled in the graph, ...)
-        down, inner = _bottom(op, members, in_graph)
+        down, inner = _bottom(op, members, fold_weight_arguments)
         if isinstance(down.owner, AFFINE_OPS):
             inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
             continue  # a pattern already said why this chain stays
-        if isinstance(op, stablehlo.AddOp) and linear_chain(op.result) is not None:
+        if isinstance(op, stablehlo.AddOp) and biased_linear(op.result) is not None:
             continue  # L + b: the canonical form
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
-        recorder.keep(op, REPORTER, f"{NO_LINEAR_OP} (reads {reads}, read by {read_by})")
+        recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
 _LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
@@ -84,19 +82,21 @@ def _name(owner) -> str:
     return _operation(owner).name if isinstance(owner, ir.OpView) else "an argument"
 
 
-def _bottom(op: ir.OpView, members: set, in_graph: bool) -> tuple[ir.Value, list[ir.OpView]]:
+def _bottom(
+    op: ir.OpView, members: set, fold_weight_arguments: bool
+) -> tuple[ir.Value, list[ir.OpView]]:
     """The value the chain topped by `op` reads, and the chain's ops."""
     inner = [op]
-    value = _down(op, in_graph)
+    value = _down(op, fold_weight_arguments)
     while isinstance(value.owner, AFFINE_OPS) and hash(value.owner.operation) in members:
         if not single_user(value):
             break
         inner.append(value.owner)
-        value = _down(value.owner, in_graph)
+        value = _down(value.owner, fold_weight_arguments)
     return value, inner
 
 
-def _down(op: ir.OpView, in_graph: bool) -> ir.Value | None:
+def _down(op: ir.OpView, fold_weight_arguments: bool) -> ir.Value | None:
     """The activation operand of `op` when the other is a per-channel value along a
     dimension of size more than one (not a uniform scalar, not data); else None."""
     shaped = ir.RankedTensorType(op.result.type)
@@ -120,7 +120,7 @@ def _down(op: ir.OpView, in_graph: bool) -> ir.Value | None:
                 if len(np.unique(vector)) > 1 or not np.all(np.isfinite(vector)):
                     return down
                 continue
-            if not in_graph:
+            if not fold_weight_arguments:
                 continue
             narrow = per_channel_source(other, feature, size)
             if (

@@ -29,8 +29,11 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.layouts import linear_layout
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense
-from .affine import AffineChain, LinearChain, Weights, affine_chain, chain_bias, fold_affine, linear_chain
-from .base import FoldRewriter, Outcome, Pattern
+from ..fold import reasons
+from ..fold.affine_map import AffineChain, BiasedLinear, Weights, affine_chain, biased_linear, chain_bias
+from ..fold.plan import build, plan_fold
+from ..fold.reasons import Reason
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
 
@@ -41,51 +44,52 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     A is a chain of per-channel affine ops in the wider type F, together y * s + t.
 
     Holds when, in this order: the convert narrows a float type F to T; below it is a
-    chain of per-channel affine ops, each read only by the next, ending in a widening
-    convert from T of L or L + b; the widening convert and the chain have no other users;
-    the per-channel values and b are finite constants along a dimension L's weights
-    produce (values that are function arguments, with weights as arguments, are reported
-    and left); the weights are a convert to T of a constant at least as wide as F (master
-    weights); variance + epsilon > 0 for a batch norm; W * s and b * s + t are finite in T.
+    chain of per-channel affine ops, each read only by the next, whose per-channel values
+    are finite constants (values that are function arguments, with weights as arguments,
+    are reported and left) with variance + epsilon > 0 for a batch norm, ending in a
+    widening convert from T of L or L + b along a dimension L's weights produce; the
+    widening convert has no other user, nor have the bias add and L; b is a finite
+    per-channel constant; the weights are a convert to T of a constant at least as wide
+    as F (master weights); W * s and b * s + t are finite in T.
     """
     target = _float_element(op.result)
     wide = _float_element(op.operand)
     if target is None or wide is None or wide.itemsize <= target.itemsize:
-        return rw.not_candidate(op, "not a narrowing float convert")
+        return rw.not_candidate(op, reasons.NOT_NARROWING_CONVERT)
     island = _island(op.operand, target)
-    if island is None and rw.in_graph and isinstance(_island(op.operand, target, True), tuple):
+    arguments = rw.fold_weight_arguments
+    if island is None and arguments and isinstance(_island(op.operand, target, True), tuple):
         # Weights as arguments: the chain's values are arguments too. Rounding W * s to T
         # in the graph could not be checked against the master weights.
-        return rw.skip(op, ISLAND_NOT_CONSTANT)
+        return rw.skip(op, reasons.ISLAND_NOT_CONSTANT)
     if island is None:
-        return rw.not_candidate(op, "no per-channel chain over a widening convert")
-    if isinstance(island, str):
+        return rw.not_candidate(op, reasons.NO_ISLAND)
+    if isinstance(island, Reason):
         return rw.skip(op, island)
-    affine, widen, chain, feature = island
+    affine, widen, linear, feature = island
     if not single_user(widen.result):
-        return rw.skip(op, "widening convert result has other users")
+        return rw.skip(op, reasons.WIDEN_USERS)
     shape = ir.RankedTensorType(op.result.type).shape
     scale, shift = affine.affine()
-    bias = chain_bias(chain, feature, shape[feature])
-    if isinstance(bias, str):
+    bias = chain_bias(linear, feature, shape[feature])
+    if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    weights = _master_weights(chain, feature, wide)
-    if isinstance(weights, str):
+    weights = _master_weights(linear, feature, wide)
+    if isinstance(weights, Reason):
         return rw.skip(op, weights)
-    return fold_affine(rw, op, chain, feature, scale, bias * scale + shift, weights)
+    plan = plan_fold(op, linear, feature, scale=scale, shift=bias * scale + shift, weights=weights)
+    if isinstance(plan, Reason):
+        return rw.skip(op, plan)
+    return build(plan, rw)
 
 
 def _float_element(value: ir.Value) -> np.dtype | None:
     return float_dtype(ir.ShapedType(value.type).element_type)
 
 
-ISLAND_NOT_CONSTANT = "per-channel values of a mixed-precision chain are not constants"
-"""Why a chain over a widening convert whose values are function arguments stays."""
-
-
 def _island(
-    value: ir.Value, target: np.dtype, in_graph: bool = False
-) -> tuple[AffineChain, stablehlo.ConvertOp, LinearChain, int] | str | None:
+    value: ir.Value, target: np.dtype, fold_weight_arguments: bool = False
+) -> tuple[AffineChain, stablehlo.ConvertOp, BiasedLinear, int] | Reason | None:
     """The chain of per-channel affine ops that computes `value` from a widening convert of
     a linear op (or its bias add) in `target`, along a dimension that linear op produces:
     (chain, convert, linear chain, feature); None if there is none; the reason when the
@@ -97,23 +101,23 @@ def _island(
     for feature, channels in enumerate(shape):
         if channels < 0:
             continue
-        affine = affine_chain(value, feature, channels, in_graph)
-        if isinstance(affine, str) or (affine is not None and affine.stopped):
-            reason = reason or (affine if isinstance(affine, str) else affine.stopped)
+        affine = affine_chain(value, feature, channels, fold_weight_arguments)
+        if isinstance(affine, Reason) or (affine is not None and affine.stopped):
+            reason = reason or (affine if isinstance(affine, Reason) else affine.stopped)
             continue
         if affine is None or not isinstance(affine.x.owner, stablehlo.ConvertOp):
             continue
         widen = affine.x.owner
-        chain = linear_chain(widen.operand)
+        chain = biased_linear(widen.operand)
         if chain is None or _float_element(widen.operand) != target:
             continue
         if linear_layout(chain.linear, feature) is not None:
             return affine, widen, chain, feature
-        reason = reason or "the chain is not per-channel constants along the output feature"
+        reason = reason or reasons.CHAIN_NOT_ALONG_FEATURE
     return reason
 
 
-def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[Weights, ...] | str:
+def _master_weights(chain: BiasedLinear, feature: int, wide: np.dtype) -> tuple[Weights, ...] | Reason:
     """Each branch's weights as a convert of a constant at least as wide as `wide`."""
     found = []
     for linear in chain.branches:
@@ -121,11 +125,11 @@ def _master_weights(chain: LinearChain, feature: int, wide: np.dtype) -> tuple[W
         value = linear.operands[layout.weight_operand]
         convert = value.owner
         if not isinstance(convert, stablehlo.ConvertOp):
-            return "weights have no wider master copy: folding would round them again"
+            return reasons.NO_MASTER_WEIGHTS
         attr = constant_attr(convert.operand)
         master = _float_element(convert.operand)
         if attr is None or master is None or master.itemsize < wide.itemsize:
-            return "weights have no wider master copy: folding would round them again"
+            return reasons.NO_MASTER_WEIGHTS
         tensor_type = ir.RankedTensorType(value.type)
         found.append(
             Weights(layout, value, read_dense(attr), tensor_type, float_dtype(tensor_type.element_type))

@@ -14,7 +14,7 @@ func.func @preactivation_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x
   %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
-  // CHECK-DAG: chains_left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.maximum) [stablehlo-fold-batch-norm]
+  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.maximum) [stablehlo-fold-batch-norm]
   %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
   %r = stablehlo.maximum %y, %zero : tensor<1x4x4x2xf32>
@@ -29,7 +29,7 @@ func.func @preactivation_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x
 // argument too (weights as arguments).
 func.func @scale_on_an_argument(%arg0: tensor<1x4x4x2xf32>, %gamma: tensor<2xf32>) -> tensor<1x4x4x2xf32> {
   %g = stablehlo.broadcast_in_dim %gamma, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
-  // CHECK-DAG: chains_left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: no convolution or dot_general next to the chain (reads an argument, read by func.return) [stablehlo-fold-batch-norm]
+  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: no convolution or dot_general next to the chain (reads an argument, read by func.return) [stablehlo-fold-batch-norm]
   %y = stablehlo.multiply %arg0, %g : tensor<1x4x4x2xf32>
   return %y : tensor<1x4x4x2xf32>
 }
@@ -52,7 +52,7 @@ func.func @not_chains(%arg0: tensor<1x4x4x2xf32>, %var: tensor<1x1x1x2xf32>) -> 
   %sum = stablehlo.reduce(%arg0 init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2xf32>
   %gate = stablehlo.logistic %sum : tensor<1x2xf32>
   %gb = stablehlo.broadcast_in_dim %gate, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x4x4x2xf32>
-  // CHECK-DAG: chains_left.mlir:[[# @LINE + 1]]:12: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:12: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
   %gated = stablehlo.multiply %cb, %gb : tensor<1x4x4x2xf32>
   %eps = stablehlo.constant dense<[1.0e-3, 2.0e-3]> : tensor<2xf32>
   %e = stablehlo.reshape %eps : (tensor<2xf32>) -> tensor<1x1x1x2xf32>

@@ -1,4 +1,4 @@
-"""The canonical form every pattern drives toward, and the one way to rewrite into it.
+"""The one analysis of per-channel affine maps around a linear op: pure, no IR created.
 
 Canonical form: `L(x, K) [+ bias]`, where L is a convolution or dot_general and the bias is
 per-channel along L's feature dimension. A per-channel affine map folds into it:
@@ -9,22 +9,30 @@ since each output feature c of L is computed from weight slice c only. When s is
 the weights are left as they are and need not be constants.
 
 Per-channel values are `PerChannel`: a float64 vector when every input is a constant (the
-exact path: float64 math, one rounding, overflow refused), or IR when some input is a
-function argument (weights passed as arguments, the usual `jax.export` of `model.apply`):
-then the folded weights `K * broadcast_in_dim(s)` and the C-sized bias are computed in the
-graph, in the element type, and equal the original for finite parameters. Weights that
-are themselves computed by a linear op (attention's k in `q @ k^T`) are an activation, not
-a parameter: scaling them would move an op from one activation onto another and remove
-none, so they are refused (`computed_by_linear_op`).
+exact path: float64 math, one rounding, overflow refused), or, when some input is a
+function argument (weights passed as arguments, the usual `jax.export` of `model.apply`),
+a `Narrow` IR value or a `Computed` one: arithmetic the build step turns into ops on [C]
+vectors, in the element type (`per_channel_op`). The folded weights `K *
+broadcast_in_dim(s)` and the C-sized bias are then computed in the graph and equal the
+original for finite parameters. Weights that are themselves computed by a linear op
+(attention's k in `q @ k^T`) are an activation, not a parameter: scaling them would move
+an op from one activation onto another and remove none, so they are refused
+(`computed_by_linear_op`).
 
-`affine_chain` is the one walk over a chain of per-feature affine ops (batch norm, add,
-subtract, multiply, divide), shared by the input side (the chain before a linear op) and
-mixed precision (the chain over a widening convert).
+What is here: `biased_linear` (L or L + b, seen from a value), `chain_bias` and
+`weights_of` (what a fold would rewrite, or why not), `batch_norm_statistics` and
+`batch_norm_scale` (the one batch norm -> s), `factor_reason` (the one finite /
+zero-divisor check), `AFFINE_UFUNC` (the affine ops of the one op -> ufunc table,
+`analysis.per_channel.BINARY_UFUNC`), and `affine_chain`, the one walk over a chain of
+per-feature affine ops (batch norm, add, subtract, multiply, divide), shared by the input
+side (the chain before a linear op) and mixed precision (the chain over a widening
+convert). What to build from it is `plan.py`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import Union
 
 import numpy as np
@@ -32,49 +40,72 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import LinearLayout, linear_layout
-from ..analysis.per_channel import Narrow, per_channel_f64, per_channel_source
-from ..analysis.shapes import shape_read_from
+from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source
 from ..analysis.users import single_user
-from ..constants import constant_attr, constant_f64, float_dtype, read_dense, round_to, scale_along
-from .base import FoldRewriter, Outcome
+from ..constants import constant_attr, constant_f64, float_dtype, read_dense
+from . import reasons
+from .reasons import Reason
 
 __all__ = [
     "AFFINE_OPS",
+    "AFFINE_UFUNC",
     "CHAIN_OPS",
-    "DATA_DEPENDENT",
-    "NARROW_WEIGHTS",
-    "WEIGHTS_ARE_ACTIVATIONS",
+    "LINEAR_OPS",
     "AffineChain",
-    "LinearChain",
+    "AffineStep",
+    "BiasedLinear",
+    "Computed",
     "PerChannel",
     "Weights",
     "affine_chain",
     "affine_step",
+    "batch_norm_scale",
+    "batch_norm_statistics",
+    "biased_linear",
+    "chain_bias",
     "computed_by_linear_op",
     "computed_from_data",
-    "chain_bias",
-    "combine",
-    "fold_affine",
-    "linear_chain",
+    "factor_reason",
     "per_channel",
+    "per_channel_op",
     "square_root",
     "weights_of",
 ]
 
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 
-NARROW_WEIGHTS = "weights are narrower than the computation: folding would round them again"
-"""Why weights in a narrower type than the values they are multiplied with are not scaled."""
+AFFINE_UFUNC = {
+    op: BINARY_UFUNC[op]
+    for op in (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
+}
+"""Each elementwise op that is a per-channel affine map when one operand is per-channel,
+and the ufunc it computes (from `analysis.per_channel.BINARY_UFUNC`, the one table)."""
 
-AFFINE_OPS = (stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp)
-"""Elementwise ops that are a per-channel affine map when one operand is per-channel."""
+AFFINE_OPS = tuple(AFFINE_UFUNC)
+"""The ops of `AFFINE_UFUNC`, for `isinstance`."""
 
-PerChannel = Union[np.ndarray, Narrow, ir.Value]
-"""A per-channel vector: float64 values, a narrow IR value, or an IR vector of shape [C]."""
+_ORDER = itertools.count()
+
+
+@dataclass(frozen=True, eq=False)
+class Computed:
+    """`ufunc(*operands)` on per-channel values, computed in the graph in `element_type`
+    by the build step, in the order the analysis computed them (`order`)."""
+
+    ufunc: np.ufunc
+    operands: tuple
+    element_type: ir.Type
+    channels: int
+    order: int = field(default_factory=lambda: next(_ORDER))
+
+
+PerChannel = Union[np.ndarray, Narrow, Computed, ir.Value]
+"""A per-channel vector: float64 values, a narrow IR value, a value the build step
+computes, or (built already) an IR vector of shape [C]."""
 
 
 @dataclass(frozen=True)
-class LinearChain:
+class BiasedLinear:
     """`value = linear(...)` or `value = bias_add(linear(...), bias)`, seen from `value`.
 
     `linear_value` is the linear op's result, or the result of a `stablehlo.case` each of
@@ -92,18 +123,18 @@ class LinearChain:
         return self.branches[0]
 
 
-def linear_chain(value: ir.Value) -> LinearChain | None:
+def biased_linear(value: ir.Value) -> BiasedLinear | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
     constants and dimensions are checked by `chain_bias` and `weights_of`."""
     branches = _linear_branches(value)
     if branches:
-        return LinearChain(value, branches, None, None)
+        return BiasedLinear(value, branches, None, None)
     owner = value.owner
     if isinstance(owner, stablehlo.AddOp):
         for linear_value, bias_value in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
             branches = _linear_branches(linear_value)
             if branches:
-                return LinearChain(linear_value, branches, owner, bias_value)
+                return BiasedLinear(linear_value, branches, owner, bias_value)
     return None
 
 
@@ -124,18 +155,21 @@ def _linear_branches(value: ir.Value) -> tuple[ir.OpView, ...]:
     return tuple(branches)
 
 
-def per_channel(value: ir.Value, feature: int, channels: int, in_graph: bool) -> PerChannel | None:
+def per_channel(
+    value: ir.Value, feature: int, channels: int, fold_weight_arguments: bool
+) -> PerChannel | None:
     """`value` as a per-channel vector along `feature`: float64 constants if it is one,
-    else (with `in_graph`) the narrow IR value it is broadcast from; None if neither."""
+    else (with `fold_weight_arguments`) the narrow IR value it is broadcast from; None if
+    neither."""
     constant = per_channel_f64(value, feature, channels)
     if constant is not None:
         return constant
-    return per_channel_source(value, feature, channels) if in_graph else None
+    return per_channel_source(value, feature, channels) if fold_weight_arguments else None
 
 
 def chain_bias(
-    chain: LinearChain, feature: int, channels: int, in_graph: bool = False
-) -> PerChannel | str:
+    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False
+) -> PerChannel | Reason:
     """The chain's bias per channel (zeros without a bias add), or why the chain cannot
     be rewritten: another user reads part of it, or the bias is not a finite per-channel
     value."""
@@ -144,22 +178,22 @@ def chain_bias(
         return reason
     if chain.bias_value is None:
         return np.zeros(channels)
-    bias = per_channel(chain.bias_value, feature, channels, in_graph)
+    bias = per_channel(chain.bias_value, feature, channels, fold_weight_arguments)
     if bias is None:
-        return "bias is not a per-channel constant"
+        return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):
-        return "bias is not finite"
+        return reasons.BIAS_NOT_FINITE
     return bias
 
 
-def _chain_users_reason(chain: LinearChain) -> str | None:
+def _chain_users_reason(chain: BiasedLinear) -> Reason | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
-        return "bias add result has other users"
+        return reasons.BIAS_ADD_USERS
     if not single_user(chain.linear_value) or not all(
         single_user(linear.result) for linear in chain.branches
     ):
-        return "producer result has other users"
+        return reasons.PRODUCER_USERS
     return None
 
 
@@ -176,45 +210,42 @@ class Weights:
 
 
 def weights_of(
-    chain: LinearChain, feature: int, in_graph: bool = False
-) -> tuple[Weights, ...] | str:
+    chain: BiasedLinear, feature: int, fold_weight_arguments: bool = False
+) -> tuple[Weights, ...] | Reason:
     """The weights of each linear op in the chain that produce result dimension
     `feature`, or why they can't be scaled."""
     found = []
     for linear in chain.branches:
-        weights = _weights(linear, feature, in_graph)
+        weights = _weights(linear, feature, fold_weight_arguments)
         if isinstance(weights, str):
             return weights
         found.append(weights)
     return tuple(found)
 
 
-def _weights(linear: ir.OpView, feature: int, in_graph: bool) -> Weights | str:
+def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> Weights | Reason:
     layout = linear_layout(linear, feature)
     if layout is None:
-        return "feature_index is not the output-feature dimension"
+        return reasons.NOT_OUTPUT_FEATURE
     value = linear.operands[layout.weight_operand]
     tensor_type = ir.RankedTensorType(value.type)
     dtype = float_dtype(tensor_type.element_type)
     if dtype is None:
-        return "weight element type is not f16, bf16, f32 or f64"
+        return reasons.WEIGHT_ELEMENT_TYPE
     if dtype.itemsize < float_dtype(ir.ShapedType(linear.result.type).element_type).itemsize:
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
-        return NARROW_WEIGHTS
+        return reasons.NARROW_WEIGHTS
     attr = constant_attr(value)
-    if attr is None and not in_graph:
-        return "weights are not a constant"
+    if attr is None and not fold_weight_arguments:
+        return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
         # multiply on k, another activation: nothing is removed.
-        return WEIGHTS_ARE_ACTIVATIONS
+        return reasons.WEIGHTS_ARE_ACTIVATIONS
     values = None if attr is None else read_dense(attr)
     return Weights(layout, value, values, tensor_type, dtype)
 
-
-WEIGHTS_ARE_ACTIVATIONS = "weights are computed by a linear op: the op would only move onto them"
-"""Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
 
 
 def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
@@ -234,10 +265,6 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
         pending.extend(owner.operands)
     return False
 
-
-DATA_DEPENDENT = "per-channel value is computed from the data: folding would make the weights depend on it"
-"""Why a per-channel value that is not a parameter (a squeeze-excite gate, attention
-weights, a per-token statistic) is not folded into weights."""
 
 _PARAMETER_OPS = frozenset({
     "stablehlo.constant", "arith.constant", "stablehlo.iota",
@@ -290,26 +317,26 @@ def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
     return False
 
 
-_OPS = {
-    np.add: stablehlo.AddOp,
-    np.subtract: stablehlo.SubtractOp,
-    np.multiply: stablehlo.MulOp,
-    np.divide: stablehlo.DivOp,
-}
-
-
-def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
-    """`ufunc(a, b)`: in float64 when both are constants, else as an op on [C] vectors in
-    the element type of `like` (built before the root op)."""
+def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
+    """`ufunc(a, b)` per channel: in float64 when both are constants, else (unless an
+    identity makes it one of them) a `Computed` value, built by the build step as an op
+    on [C] vectors in the element type of `like`."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         with np.errstate(all="ignore"):
             return ufunc(a, b)
     simpler = _identity(ufunc, a, b)
     if simpler is not None:
         return simpler
-    element_type = ir.ShapedType(like.type).element_type
-    channels = _channels(a, b)
-    return rw.elementwise(_OPS[ufunc], rw.vector(a, channels, element_type), rw.vector(b, channels, element_type))
+    return Computed(ufunc, (a, b), ir.ShapedType(like.type).element_type, _channels(a, b))
+
+
+def square_root(a: PerChannel, like: ir.Value) -> PerChannel:
+    """sqrt(a): in float64 for constants, else a `Computed` `stablehlo.sqrt` on the [C]
+    vector."""
+    if isinstance(a, np.ndarray):
+        with np.errstate(all="ignore"):
+            return np.sqrt(a)
+    return Computed(np.sqrt, (a,), ir.ShapedType(like.type).element_type, _channels(a))
 
 
 def _identity(ufunc: np.ufunc, a: PerChannel, b: PerChannel) -> PerChannel | None:
@@ -331,21 +358,13 @@ def _identity(ufunc: np.ufunc, a: PerChannel, b: PerChannel) -> PerChannel | Non
     return None
 
 
-def square_root(rw: FoldRewriter, a: PerChannel, like: ir.Value) -> PerChannel:
-    """sqrt(a): in float64 for constants, else a `stablehlo.sqrt` on the [C] vector."""
-    if isinstance(a, np.ndarray):
-        with np.errstate(all="ignore"):
-            return np.sqrt(a)
-    element_type = ir.ShapedType(like.type).element_type
-    vector = rw.vector(a, _channels(a), element_type)
-    return rw.unary(stablehlo.SqrtOp, vector)
-
-
 def _channels(*values: PerChannel) -> int:
     for value in values:
         if isinstance(value, np.ndarray):
             return value.shape[0]
     for value in values:
+        if isinstance(value, Computed):
+            return value.channels
         if isinstance(value, Narrow) and value.feature is not None:
             return ir.ShapedType(value.value.type).shape[value.feature]
         if not isinstance(value, Narrow):
@@ -353,102 +372,44 @@ def _channels(*values: PerChannel) -> int:
     return 1
 
 
-def fold_affine(
-    rw: FoldRewriter,
-    root: ir.OpView,
-    chain: LinearChain,
-    feature: int,
-    scale: PerChannel | None,
-    shift: PerChannel,
-    weights: tuple[Weights, ...] | None,
-) -> Outcome:
-    """Replace `root` (= chain * scale + shift, per channel) by the canonical form.
-
-    `scale` None means all ones: the linear ops are reused as they are. `shift` already
-    holds b * s + t. Constant weights times a constant scale, and a constant shift, take
-    the exact path (float64, one rounding, a reason when the result is not finite in its
-    element type; a zero bias adds nothing); anything else is computed in the graph.
-    """
-    channels = ir.RankedTensorType(root.result.type).shape[feature]
-    weights_exact = scale is None or (
-        isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
-    )
-    in_case = chain.linear_value != chain.linear.result
-    if in_case and not weights_exact:
-        # The factor is computed after the case; the branches cannot see it.
-        return rw.skip(root, "weights in case branches are not constants")
-    builders = []
-    for linear, branch_weights in zip(chain.branches, weights or ()):
-        if scale is None:
-            break
-        build = _scaled_weights(rw, branch_weights, scale, channels, weights_exact)
-        if isinstance(build, str):
-            return rw.skip(root, build)
-        builders.append((linear, branch_weights.layout.weight_operand, build))
-    element_type = ir.ShapedType(root.result.type).element_type
-    if isinstance(shift, np.ndarray):
-        bias = round_to(float_dtype(element_type), shift)
-    else:
-        bias = rw.vector(shift, channels, element_type)
-    if bias is None:
-        return rw.skip(root, "folded bias overflows its element type")
-
-    linear_result = chain.linear_value
-    for linear, index, build in builders:
-        if not in_case:
-            linear_result = rw.with_operand(linear, index, build())
-            continue
-        with rw.building_before(linear):
-            rw.replace_inside(linear, rw.with_operand(linear, index, build()))
-    like = _full_size_operand(root, chain, linear_result)
-    if not isinstance(bias, np.ndarray):
-        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    elif chain.bias_add is None and not np.any(bias):
-        return rw.folded(root, linear_result, chain.linear)
-    else:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
-    return rw.folded(root, added, chain.linear)
+def batch_norm_statistics(
+    bn: stablehlo.BatchNormInferenceOp, fold_weight_arguments: bool
+) -> list[PerChannel] | Reason:
+    """scale, offset, mean, variance as float64 constants or, with
+    `fold_weight_arguments`, the narrow values they are; `BN_NOT_CONSTANT` when one is
+    neither."""
+    stats = []
+    for value in (bn.scale, bn.offset, bn.mean, bn.variance):
+        constant = constant_f64(value)
+        if constant is None and not fold_weight_arguments:
+            return reasons.BN_NOT_CONSTANT
+        stats.append(constant if constant is not None else Narrow(value, 0))
+    return stats
 
 
-def _scaled_weights(rw: FoldRewriter, weights: Weights, scale: PerChannel, channels: int, exact: bool):
-    """A builder for the weights times `scale`, or why there is none (exact path only)."""
-    axis = weights.layout.weight_axis
-    if exact:
-        values = scale_along(weights.values, scale, axis, weights.dtype)
-        if values is None:
-            if not np.all(np.isfinite(weights.values)):
-                return "weights are not finite"
-            return "folded weights overflow their element type"
-        return lambda: rw.constant(values, weights.tensor_type, weights.value.owner.location)
-    if isinstance(scale, np.ndarray) and round_to(weights.dtype, np.broadcast_to(scale, (channels,))) is None:
-        # In the graph the factor is a constant of the weights' type: one that does not
-        # fit would make rw.vector give nothing to broadcast (an internal error).
-        return "folded weights overflow their element type"
-
-    return lambda: rw.scaled(weights.value, scale, axis)
+def batch_norm_scale(
+    bn: stablehlo.BatchNormInferenceOp, stats: list[PerChannel], channels: int
+) -> PerChannel | Reason:
+    """s = scale / sqrt(variance + epsilon) per channel from `batch_norm_statistics`, or
+    why there is none: a constant statistic is not finite, or variance + epsilon <= 0."""
+    scale, _, _, variance = stats
+    epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
+    if not all(np.all(np.isfinite(a)) for a in stats if isinstance(a, np.ndarray)):
+        return reasons.BN_NOT_FINITE
+    denominator = per_channel_op(np.add, variance, epsilon, bn.result)
+    if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
+        return reasons.VARIANCE_NOT_POSITIVE
+    return per_channel_op(np.divide, scale, square_root(denominator, bn.result), bn.result)
 
 
-def _full_size_operand(root: ir.OpView, chain: LinearChain, linear_result: ir.Value) -> ir.Value:
-    """A value of the root's shape that is not part of the chain, to read a dynamic shape
-    from; else the new linear op (a shape read only for the bias add's broadcast is no
-    second user, see `analysis.users.single_user`). Reading it from the replaced chain (or
-    from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
-    batch) would keep the replaced linear op alive beside the new one."""
-    chain_value = chain.bias_add.result if chain.bias_add is not None else chain.linear_value
-    for operand in root.operands:
-        if operand != chain_value and operand.type == root.result.type:
-            if not _shape_read_from_chain(operand, chain):
-                return operand
-            return linear_result
-    return linear_result
-
-
-def _shape_read_from_chain(value: ir.Value, chain: LinearChain) -> bool:
-    if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
-        return False
-    chain_values = [chain.linear_value] + ([chain.bias_add.result] if chain.bias_add else [])
-    read = shape_read_from(value.owner.output_dimensions)
-    return any(v == c for v in read for c in chain_values)
+def factor_reason(c: np.ndarray, divide: bool) -> Reason | None:
+    """Why the constant per-channel factor `c` (a divisor with `divide`) cannot be folded
+    into weights: it is not finite, or a divisor has a zero."""
+    if not np.all(np.isfinite(c)):
+        return reasons.FACTOR_NOT_FINITE
+    if divide and not np.all(c != 0):
+        return reasons.DIVISOR_ZERO
+    return None
 
 
 def affine_step(
@@ -463,24 +424,18 @@ def affine_step(
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         if op.feature_index.value != feature:
             return None
-        stats = [constant_f64(v) for v in (op.scale, op.offset, op.mean, op.variance)]
-        if any(s is None for s in stats):
-            return "batch-norm operands are not constants"
-        scale, offset, mean, variance = stats
-        denominator = variance + float(ir.FloatAttr(op.epsilon).value)
-        if not all(np.all(np.isfinite(a)) for a in stats):
-            return "batch-norm operands are not finite"
-        if not np.all(denominator > 0):
-            return "variance + epsilon is not positive"
-        s = scale / np.sqrt(denominator)
+        stats = batch_norm_statistics(op, fold_weight_arguments=False)
+        s = stats if isinstance(stats, Reason) else batch_norm_scale(op, stats, channels)
+        if isinstance(s, Reason):
+            return s
+        _, offset, mean, _ = stats
         return s, offset - mean * s
     c = per_channel_f64(constant, feature, channels)
     if c is None:
         return None
-    if not np.all(np.isfinite(c)):
-        return "per-channel factor is not finite"
-    if isinstance(op, stablehlo.DivOp) and not np.all(c != 0):
-        return "per-channel divisor has a zero"
+    reason = factor_reason(c, divide=isinstance(op, stablehlo.DivOp))
+    if reason is not None:
+        return reason
     if isinstance(op, stablehlo.MulOp):
         return c, zeros
     if isinstance(op, stablehlo.DivOp):
@@ -490,13 +445,6 @@ def affine_step(
 
 CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
 """The ops `affine_chain` walks through."""
-
-_IN_GRAPH_UFUNC = {
-    stablehlo.AddOp: np.add,
-    stablehlo.SubtractOp: np.subtract,
-    stablehlo.MulOp: np.multiply,
-    stablehlo.DivOp: np.divide,
-}
 
 
 @dataclass(frozen=True)
@@ -555,31 +503,35 @@ class AffineChain:
             count += (single_user(product.result) and whole) - 1
         return count
 
-    def affine(self, rw: FoldRewriter | None = None, like: ir.Value | None = None):
+    def affine(self, like: ir.Value | None = None) -> tuple[PerChannel, PerChannel]:
         """(scale, shift), from the innermost op out: float64 vectors for constants, else
-        [C] values built by `rw` in the element type of `like`."""
+        `Computed` values in the element type of `like`, for the build step to build."""
         scale, shift = np.ones(self.channels), np.zeros(self.channels)
         for step in reversed(self.steps):
             if step.c is None:  # (v * s_in + t_in) * s + t
-                scale = combine(rw, np.multiply, scale, step.s, like)
-                scaled_shift = combine(rw, np.multiply, shift, step.s, like)
-                shift = combine(rw, np.add, scaled_shift, step.t, like)
+                scale = per_channel_op(np.multiply, scale, step.s, like)
+                scaled_shift = per_channel_op(np.multiply, shift, step.s, like)
+                shift = per_channel_op(np.add, scaled_shift, step.t, like)
             elif step.ufunc in (np.multiply, np.divide):
-                scale = combine(rw, step.ufunc, scale, step.c, like)
-                shift = combine(rw, step.ufunc, shift, step.c, like)
+                scale = per_channel_op(step.ufunc, scale, step.c, like)
+                shift = per_channel_op(step.ufunc, shift, step.c, like)
             else:
-                shift = combine(rw, step.ufunc, shift, step.c, like)
+                shift = per_channel_op(step.ufunc, shift, step.c, like)
         return scale, shift
 
 
 def affine_chain(
-    value: ir.Value, feature: int, channels: int, in_graph: bool = False, split: bool = False
-) -> AffineChain | str | None:
+    value: ir.Value,
+    feature: int,
+    channels: int,
+    fold_weight_arguments: bool = False,
+    split: bool = False,
+) -> AffineChain | Reason | None:
     """The per-feature affine ops that compute `value` along `feature`, from its op down
     while each op's result is read only by the next: batch norms with constant statistics,
     and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
-    continuing through its left operand only) or, with `in_graph`, by a per-channel value
-    broadcast from a narrow one (a parameter passed as an argument).
+    continuing through its left operand only) or, with `fold_weight_arguments`, by a
+    per-channel value broadcast from a narrow one (a parameter passed as an argument).
 
     With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
     (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
@@ -592,9 +544,9 @@ def affine_chain(
     steps: list[AffineStep] = []
     stopped = None
     while not steps or single_user(value):
-        step = _affine_op(value.owner, feature, channels, in_graph)
+        step = _affine_op(value.owner, feature, channels, fold_weight_arguments)
         if step is None and split:
-            step = _split_product(value.owner, feature, channels, in_graph)
+            step = _split_product(value.owner, feature, channels, fold_weight_arguments)
         if isinstance(step, str):
             stopped = step
         if not isinstance(step, AffineStep):
@@ -608,7 +560,9 @@ def affine_chain(
     return AffineChain(tuple(steps), value, stopped, channels)
 
 
-def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | str | None:
+def _affine_op(
+    op, feature: int, channels: int, fold_weight_arguments: bool
+) -> AffineStep | Reason | None:
     if not isinstance(op, CHAIN_OPS):
         return None
     if isinstance(op, stablehlo.BatchNormInferenceOp):
@@ -623,7 +577,7 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
             return step
         if step is not None:
             return AffineStep(op, down, *step)
-    if not in_graph:
+    if not fold_weight_arguments:
         return None
     for down, other in sides:
         # Only a value broadcast from a narrow one: an activation of shape [1, C] is
@@ -631,12 +585,14 @@ def _affine_op(op, feature: int, channels: int, in_graph: bool) -> AffineStep | 
         narrow = per_channel_source(other, feature, channels)
         if narrow is not None and narrow.value != other:
             if computed_from_data(narrow.value):
-                return DATA_DEPENDENT
-            return AffineStep(op, down, None, None, _IN_GRAPH_UFUNC[type(op)], narrow)
+                return reasons.DATA_DEPENDENT
+            return AffineStep(op, down, None, None, AFFINE_UFUNC[type(op)], narrow)
     return None
 
 
-def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineStep | None:
+def _split_product(
+    op, feature: int, channels: int, fold_weight_arguments: bool
+) -> AffineStep | None:
     """`op = v * (a * c)`, c per-channel along `feature` and a not: the step v * c with
     the chain reading v * a."""
     if not isinstance(op, stablehlo.MulOp):
@@ -651,7 +607,9 @@ def _split_product(op, feature: int, channels: int, in_graph: bool) -> AffineSte
             c = per_channel_f64(factor, feature, channels)
             if c is not None and np.all(np.isfinite(c)):
                 return AffineStep(op, down, c, np.zeros(channels), split=split, product=inner)
-            narrow = per_channel_source(factor, feature, channels) if c is None and in_graph else None
+            narrow = None
+            if c is None and fold_weight_arguments:
+                narrow = per_channel_source(factor, feature, channels)
             if (
                 narrow is not None and narrow.value != factor
                 and per_channel_source(split, feature, channels) is None

@@ -1,10 +1,14 @@
-"""What a pattern is and what it may do: skip with a reason, build ops, fold."""
+"""What a pattern is and what it may do: skip with a reason, build ops, fold.
+
+`FoldRewriter` is the only handle a pattern has on the IR; the build step (`plan.build`)
+is the only code of the output-side patterns that uses its building methods."""
 
 from __future__ import annotations
 
 import contextlib
 import enum
 import logging
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,9 +17,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.per_channel import Narrow
+from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
+from .affine_map import Computed
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
 
@@ -26,7 +31,11 @@ class Outcome(enum.Enum):
     """What a pattern did with the op it was given."""
 
     FOLDED = "folded"
+    """Rewritten, and the fold recorded."""
+    REMOVED = "removed"
+    """Replaced by a value it equals (an identity op): rewritten, nothing recorded."""
     SKIPPED = "skipped"
+    """Left as it is."""
 
 
 class FoldRewriter:
@@ -42,10 +51,11 @@ class FoldRewriter:
         rewriter: rewrite.PatternRewriter,
         recorder: Recorder,
         pattern: str,
-        in_graph: bool = True,
+        fold_weight_arguments: bool = True,
     ):
-        self.in_graph = in_graph
-        """Whether per-channel values that are not constants may be folded in the graph."""
+        self.fold_weight_arguments = fold_weight_arguments
+        """The pass option `fold-weight-arguments`: whether per-channel values and weights
+        that are function arguments may be folded, in the graph."""
         self._root = root
         self._anchor = root
         self._rewriter = rewriter
@@ -53,12 +63,18 @@ class FoldRewriter:
         self._pattern = pattern
         self._created: list[ir.Operation] = []
 
+    @property
+    def in_graph(self) -> bool:
+        """`fold_weight_arguments` under the name input_side.py still reads; goes when
+        that module, restructured in parallel, is merged and renamed."""
+        return self.fold_weight_arguments
+
     def skip(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` as it is and record why (a short lowercase phrase); erases anything
         the pattern built on the way."""
         self.discard_created()
         _log.debug("%s: not folded: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.skip(op, self._pattern, reason)
+        self._recorder.skip(op, self._pattern, str(reason))
         return Outcome.SKIPPED
 
     def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
@@ -96,18 +112,21 @@ class FoldRewriter:
         return self._track(clone).result
 
     def add_per_feature(
-        self, value: ir.Value, bias: np.ndarray, feature: int, like: ir.Value
+        self, value: ir.Value, bias: np.ndarray, feature: int | tuple[int, ...], like: ir.Value
     ) -> ir.Value:
-        """`value + broadcast_in_dim(bias, dims=[feature])` with `bias` already rounded;
-        `like` has `value`'s type and gives a dynamic shape (see `broadcast`)."""
+        """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a tuple,
+        one entry per dimension of `bias`) with `bias` already rounded; `like` has
+        `value`'s type and gives a dynamic shape (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
-        bias_type = ir.RankedTensorType.get([bias.shape[0]], element_type)
+        bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
         constant = self.constant(bias, bias_type, self._root.location)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 
-    def broadcast(self, vector: ir.Value, like: ir.Value, dim: int | list[int]) -> ir.Value:
-        """`vector` ([C], or one dimension per entry of a list `dim`) broadcast along `dim`
-        to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
+    def broadcast(
+        self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int]
+    ) -> ir.Value:
+        """`vector` ([C], or one dimension per entry of a sequence `dim`) broadcast along
+        `dim` to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
         shape is that of `like` (reused when `like` is itself a dynamic broadcast, else
         read with `get_dimension_size`)."""
         dims = [dim] if isinstance(dim, int) else list(dim)
@@ -171,6 +190,35 @@ class FoldRewriter:
             value = self._track(stablehlo.ConvertOp(converted, value, ip=self._ip())).result
         return value
 
+    def realize(self, *values):
+        """`values` with each `Computed` one built as ops on [C] vectors, every computed
+        value they read built once, in the order the analysis computed them."""
+        pending = [value for value in values if isinstance(value, Computed)]
+        if not pending:
+            return values  # constants and IR already: nothing to build
+        built: dict[int, ir.Value] = {}
+        if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
+            order = pending  # one op on values at hand (`plan.combine`)
+        else:
+            nodes = {}
+            while pending:
+                value = pending.pop()
+                if isinstance(value, Computed) and id(value) not in nodes:
+                    nodes[id(value)] = value
+                    pending.extend(value.operands)
+            order = sorted(nodes.values(), key=_ORDER)
+        for node in order:
+            operands = [
+                self.vector(built.get(id(o), o), node.channels, node.element_type)
+                for o in node.operands
+            ]
+            op_class = _OP_OF_UFUNC[node.ufunc]
+            if len(operands) == 1:
+                built[id(node)] = self.unary(op_class, *operands)
+            else:
+                built[id(node)] = self.elementwise(op_class, *operands)
+        return tuple(built[id(v)] if isinstance(v, Computed) else v for v in values)
+
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
         source_type = ir.RankedTensorType(narrow.value.type)
         element_type = source_type.element_type
@@ -227,19 +275,28 @@ class FoldRewriter:
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.keep(op, self._pattern, reason)
+        self._recorder.keep(op, self._pattern, str(reason))
 
-    def replaced(self, op: ir.OpView, value: ir.Value) -> Outcome:
-        """Replace `op`'s single result with an existing `value` (no fold is recorded)."""
+    def removed(self, op: ir.OpView, value: ir.Value) -> Outcome:
+        """Replace `op`, an identity, by an existing `value` it equals; no fold is
+        recorded (the report names what is folded, not the ops a fold step passes)."""
         self._rewriter.replace_op(op, [value])
         self._created.clear()
-        return Outcome.FOLDED
+        return Outcome.REMOVED
 
     def discard_created(self) -> None:
         """Erase the ops this pattern created, newest first."""
         for created in reversed(self._created):
             created.erase()
         self._created.clear()
+
+
+_ORDER = operator.attrgetter("order")
+
+_OP_OF_UFUNC = {
+    ufunc: op for table in (BINARY_UFUNC, UNARY_UFUNC) for op, ufunc in table.items()
+}
+"""The op that computes a ufunc of `Computed` (the op -> ufunc table read backwards)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,182 @@
+"""What a fold builds (`FoldPlan`), decided without touching the IR, and the one place
+that builds it (`build`).
+
+A pattern decides: it matches, checks its conditions from `affine_map`'s analysis, and
+ends with `plan_fold`, which checks what only the folded numbers can tell (finite weights
+and bias in their element types) and returns a plan or a reason. Only then does
+`build(plan, rw)` create ops, so nothing is created that a skip would have to erase.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from ..analysis.shapes import shape_read_from
+from ..constants import float_dtype, round_to, scale_along
+from . import reasons
+from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
+from .reasons import Reason
+from .rewriter import FoldRewriter, Outcome
+
+__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold"]
+
+
+@dataclass(frozen=True)
+class NewWeights:
+    """Weights a fold gives one linear op: `values` (rounded to the weights' type) on the
+    exact path, else the weights times the plan's scale, computed in the graph."""
+
+    weights: Weights
+    values: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """Replace `root` (= linear * scale + shift, per channel along `feature`) by
+    `L(x, K') + broadcast_in_dim(bias)`.
+
+    `weights` holds one `NewWeights` per linear op of `linear` (none when the scale is all
+    ones: the linear ops stay as they are); `bias` is rounded float64 values, or a value
+    computed in the graph; None when the bias is zero and there is no bias add to replace.
+    `scale` is read only by weights computed in the graph. A `feature` of several
+    dimensions is a constant bias over a block of them (a scalar times L + b with a
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op."""
+
+    root: ir.OpView
+    linear: BiasedLinear
+    feature: int | tuple[int, ...]
+    scale: PerChannel | None
+    weights: tuple[NewWeights, ...]
+    bias: np.ndarray | PerChannel | None
+
+
+def plan_fold(
+    root: ir.OpView,
+    linear: BiasedLinear,
+    feature: int,
+    *,
+    scale: PerChannel | None,
+    shift: PerChannel,
+    weights: tuple[Weights, ...] | None,
+) -> FoldPlan | Reason:
+    """The plan that replaces `root` (= linear * scale + shift, per channel) by the
+    canonical form, or why there is none.
+
+    `scale` None means all ones: the linear ops are reused as they are. `shift` already
+    holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
+    is part of the output). Constant weights times a constant scale, and a constant shift,
+    take the exact path (float64, one rounding, a reason when the result is not finite in
+    its element type; a zero bias adds nothing); anything else is computed in the graph.
+    """
+    channels = ir.RankedTensorType(root.result.type).shape[feature]
+    weights_exact = scale is None or (
+        isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
+    )
+    if linear.linear_value != linear.linear.result and not weights_exact:
+        # The factor is computed after the case; the branches cannot see it.
+        return reasons.CASE_WEIGHTS_NOT_CONSTANT
+    new_weights = []
+    for branch_weights in weights or ():
+        if scale is None:
+            break
+        values = _scaled_weights(branch_weights, scale, channels, weights_exact)
+        if isinstance(values, Reason):
+            return values
+        new_weights.append(NewWeights(branch_weights, values))
+    bias = shift
+    if isinstance(shift, np.ndarray):
+        bias = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), shift)
+        if bias is None:
+            return reasons.FOLDED_BIAS_OVERFLOW
+        if linear.bias_add is None and not np.any(bias):
+            bias = None
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias)
+
+
+def _scaled_weights(
+    weights: Weights, scale: PerChannel, channels: int, exact: bool
+) -> np.ndarray | None | Reason:
+    """The weights times `scale`, rounded (exact path), None (computed in the graph), or
+    why they cannot be."""
+    if exact:
+        values = scale_along(weights.values, scale, weights.layout.weight_axis, weights.dtype)
+        if values is None:
+            if not np.all(np.isfinite(weights.values)):
+                return reasons.WEIGHTS_NOT_FINITE
+            return reasons.FOLDED_WEIGHTS_OVERFLOW
+        return values
+    if isinstance(scale, np.ndarray) and round_to(weights.dtype, np.broadcast_to(scale, (channels,))) is None:
+        # In the graph the factor is a constant of the weights' type: one that does not
+        # fit would make rw.vector give nothing to broadcast (an internal error).
+        return reasons.FOLDED_WEIGHTS_OVERFLOW
+    return None
+
+
+def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
+    """Create the ops of `plan` before its root, replace the root by them and record the
+    fold."""
+    root, linear, feature = plan.root, plan.linear, plan.feature
+    scale, bias = rw.realize(plan.scale, plan.bias)
+    if bias is not None and not isinstance(bias, np.ndarray):
+        result_type = ir.RankedTensorType(root.result.type)
+        bias = rw.vector(bias, result_type.shape[feature], result_type.element_type)
+    in_case = linear.linear_value != linear.linear.result
+    linear_result = linear.linear_value
+    for op, new in zip(linear.branches, plan.weights):
+        weights = new.weights
+        index = weights.layout.weight_operand
+        with rw.building_before(op) if in_case else contextlib.nullcontext():
+            if new.values is not None:
+                value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
+            else:
+                value = rw.scaled(weights.value, scale, weights.layout.weight_axis)
+            replacement = rw.with_operand(op, index, value)
+            if in_case:
+                rw.replace_inside(op, replacement)
+            else:
+                linear_result = replacement
+    if isinstance(feature, tuple):
+        like = linear_result
+    else:
+        like = _full_size_operand(root, linear, linear_result)
+    if bias is None:
+        return rw.folded(root, linear_result, linear.linear)
+    if not isinstance(bias, np.ndarray):
+        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+    else:
+        added = rw.add_per_feature(linear_result, bias, feature, like)
+    return rw.folded(root, added, linear.linear)
+
+
+def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
+    """`per_channel_op(ufunc, a, b, like)` with a computed result built at once by `rw`
+    (for a build step that computes per-channel values as it builds: the input side's)."""
+    return rw.realize(per_channel_op(ufunc, a, b, like))[0]
+
+
+def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.Value) -> ir.Value:
+    """A value of the root's shape that is not part of the chain, to read a dynamic shape
+    from; else the new linear op (a shape read only for the bias add's broadcast is no
+    second user, see `analysis.users.single_user`). Reading it from the replaced chain (or
+    from a dynamic broadcast whose shape is read from the chain: torch-mlir's symbolic
+    batch) would keep the replaced linear op alive beside the new one."""
+    chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
+    for operand in root.operands:
+        if operand != chain_value and operand.type == root.result.type:
+            if not _shape_read_from_chain(operand, linear):
+                return operand
+            return linear_result
+    return linear_result
+
+
+def _shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+    if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
+        return False
+    chain_values = [linear.linear_value] + ([linear.bias_add.result] if linear.bias_add else [])
+    read = shape_read_from(value.owner.output_dimensions)
+    return any(v == c for v in read for c in chain_values)

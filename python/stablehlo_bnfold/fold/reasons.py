@@ -1,0 +1,175 @@
+"""Every reason a pattern gives for leaving an op, as a named constant.
+
+A `Reason` is the short lowercase phrase the report prints; code compares reasons by
+identity (`reason is WEIGHTS_NOT_CONSTANT`, `reason in NOT_CONSTANT`), never by their text,
+so rewording one changes the report and nothing else. A reason that carries a detail (what
+a chain left reads) is text made by `Reason.detailed`: nothing compares it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ALREADY_BIAS_ADD",
+    "BIAS_ADD_USERS",
+    "BIAS_NOT_FINITE",
+    "BIAS_NOT_PER_CHANNEL",
+    "BN_NOT_CONSTANT",
+    "BN_NOT_FINITE",
+    "BROADCAST_CHANGES_TYPE",
+    "CASE_WEIGHTS_NOT_CONSTANT",
+    "CHAIN_NOT_ALONG_FEATURE",
+    "COST_LARGER",
+    "COST_NOTHING_REMOVED",
+    "DATA_DEPENDENT",
+    "DIVISOR_ZERO",
+    "DYNAMIC_NOT_PASSED",
+    "ELEMENT_TYPE",
+    "FACTOR_NOT_FINITE",
+    "FEATURE_DYNAMIC",
+    "FOLDED_BIAS_OVERFLOW",
+    "FOLDED_WEIGHTS_OVERFLOW",
+    "FOLDED_WEIGHTS_UNDERFLOW",
+    "GROUPED_NOT_CONSTANT",
+    "INPUT_NOT_AFFINE",
+    "ISLAND_NOT_CONSTANT",
+    "NARROW_WEIGHTS",
+    "NOT_AFTER_LINEAR",
+    "NOT_CONSTANT",
+    "NOT_LINEAR",
+    "NOT_LINEAR_PLUS_PER_CHANNEL",
+    "NOT_LINEAR_TIMES_PER_CHANNEL",
+    "NOT_NARROWING_CONVERT",
+    "NOT_OUTPUT_FEATURE",
+    "NOT_RESHAPE",
+    "NO_BIAS_ADD",
+    "NO_ISLAND",
+    "NO_LINEAR_OP",
+    "NO_MASTER_WEIGHTS",
+    "PAD_SCALE_ZERO",
+    "PER_FEATURE_OVERFLOW",
+    "PRODUCER_USERS",
+    "RESHAPES_CHANGE_SHAPE",
+    "Reason",
+    "SHAPE_NOT_OWN",
+    "SHIFT_ALONE",
+    "SHIFT_KEPT",
+    "SHIFT_NOT_CONSTANT",
+    "SHIFT_NOT_FINITE",
+    "SHIFT_OVER_SCALE_OVERFLOW",
+    "VARIANCE_NOT_POSITIVE",
+    "WEIGHTS_ARE_ACTIVATIONS",
+    "WEIGHTS_NOT_CONSTANT",
+    "WEIGHTS_NOT_FINITE",
+    "WEIGHT_ELEMENT_TYPE",
+    "WIDEN_USERS",
+]
+
+
+class Reason(str):
+    """Why a pattern leaves an op: its text is what the report prints; two reasons are
+    equal only when they are the same constant.
+
+    A `str` so that it prints and serializes as the phrase it is, so that code which
+    tells a reason from a result with `isinstance(x, str)` keeps working, and so that a
+    test can compare a report's text with the constant."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Reason):
+            return self is other
+        return NotImplemented  # plain text: compared as text (a report read back)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = object.__hash__
+
+    def detailed(self, detail: str) -> str:
+        """This reason's text followed by `detail` in parentheses: text for the report,
+        which no code compares."""
+        return f"{self} ({detail})"
+
+
+# The element types.
+ELEMENT_TYPE = Reason("element type is not f16, bf16, f32 or f64")
+WEIGHT_ELEMENT_TYPE = Reason("weight element type is not f16, bf16, f32 or f64")
+
+# The linear op and its bias add.
+NOT_LINEAR = Reason("operand is not a convolution or dot_general")
+FEATURE_DYNAMIC = Reason("feature dimension is dynamic")
+NOT_OUTPUT_FEATURE = Reason("feature_index is not the output-feature dimension")
+BIAS_ADD_USERS = Reason("bias add result has other users")
+PRODUCER_USERS = Reason("producer result has other users")
+BIAS_NOT_PER_CHANNEL = Reason("bias is not a per-channel constant")
+BIAS_NOT_FINITE = Reason("bias is not finite")
+
+# The weights.
+WEIGHTS_NOT_CONSTANT = Reason("weights are not a constant")
+WEIGHTS_NOT_FINITE = Reason("weights are not finite")
+NARROW_WEIGHTS = Reason("weights are narrower than the computation: folding would round them again")
+"""Why weights in a narrower type than the values they are multiplied with are not scaled."""
+WEIGHTS_ARE_ACTIVATIONS = Reason("weights are computed by a linear op: the op would only move onto them")
+"""Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
+CASE_WEIGHTS_NOT_CONSTANT = Reason("weights in case branches are not constants")
+GROUPED_NOT_CONSTANT = Reason("weights of a grouped convolution are not a constant")
+NO_MASTER_WEIGHTS = Reason("weights have no wider master copy: folding would round them again")
+
+# The per-channel values.
+BN_NOT_CONSTANT = Reason("batch-norm operands are not constants")
+BN_NOT_FINITE = Reason("batch-norm operands are not finite")
+VARIANCE_NOT_POSITIVE = Reason("variance + epsilon is not positive")
+FACTOR_NOT_FINITE = Reason("per-channel factor is not finite")
+DIVISOR_ZERO = Reason("per-channel divisor has a zero")
+SHIFT_NOT_FINITE = Reason("per-channel shift is not finite")
+DATA_DEPENDENT = Reason(
+    "per-channel value is computed from the data: folding would make the weights depend on it"
+)
+"""Why a per-channel value that is not a parameter (a squeeze-excite gate, attention
+weights, a per-token statistic) is not folded into weights."""
+
+# What the fold computes.
+FOLDED_WEIGHTS_OVERFLOW = Reason("folded weights overflow their element type")
+FOLDED_WEIGHTS_UNDERFLOW = Reason("folded weights underflow their element type")
+FOLDED_BIAS_OVERFLOW = Reason("folded bias overflows its element type")
+PER_FEATURE_OVERFLOW = Reason("per-feature values overflow their element type")
+SHIFT_OVER_SCALE_OVERFLOW = Reason("shift over scale overflows its element type")
+
+# Not candidates of the output-side patterns (debug log only).
+NOT_LINEAR_TIMES_PER_CHANNEL = Reason("not a linear op times a per-channel value")
+NO_BIAS_ADD = Reason("no linear op plus a bias on either side")
+NOT_LINEAR_PLUS_PER_CHANNEL = Reason("not a linear op plus a per-channel value")
+ALREADY_BIAS_ADD = Reason("already a single bias add")
+NOT_RESHAPE = Reason("operand is not a reshape")
+RESHAPES_CHANGE_SHAPE = Reason("the reshapes do not restore the shape")
+NOT_AFTER_LINEAR = Reason("not after a linear op")
+BROADCAST_CHANGES_TYPE = Reason("the broadcast changes the type")
+SHAPE_NOT_OWN = Reason("the shape is not provably the operand's own")
+
+# Mixed precision.
+NOT_NARROWING_CONVERT = Reason("not a narrowing float convert")
+NO_ISLAND = Reason("no per-channel chain over a widening convert")
+ISLAND_NOT_CONSTANT = Reason("per-channel values of a mixed-precision chain are not constants")
+"""Why a chain over a widening convert whose values are function arguments stays."""
+WIDEN_USERS = Reason("widening convert result has other users")
+CHAIN_NOT_ALONG_FEATURE = Reason("the chain is not per-channel constants along the output feature")
+
+# The input side.
+INPUT_NOT_AFFINE = Reason("input is not a per-feature affine map")
+DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only the batch may be dynamic")
+COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
+COST_LARGER = Reason("folding would move an add onto a larger tensor")
+PAD_SCALE_ZERO = Reason("convolution pads or dilates its input and a scale is zero")
+SHIFT_ALONE = Reason("a shift alone cannot pass the zeros of padding or lhs dilation")
+SHIFT_KEPT = Reason("convolution pads or dilates its input: the shift cannot pass its zeros")
+SHIFT_NOT_CONSTANT = Reason("the shift stays in front and the weights or scale are not constants")
+NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT, SHIFT_NOT_CONSTANT})
+"""The reasons that say a linear op's weights (or the values the fold would need with
+them) are not constants: an input-side chain with no batch norm in it is then no
+candidate."""
+
+# Chains no pattern looked at.
+NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
+"""Why a per-channel chain that is no pattern's candidate stays; the line adds what it
+reads and what reads it."""

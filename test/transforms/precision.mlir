@@ -1,0 +1,205 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --debug 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=DEBUG %s
+
+// patterns/precision.py: fold_precision_island, a per-channel chain computed in a wider
+// float type between a widening and a narrowing convert. REPORT lines are the report's
+// folds (first) and skips; DEBUG lines the converts that are no candidate (only --debug
+// logs them).
+
+// Flax bf16: the batch norm runs in f32 between converts, the kernel is a convert of f32
+// master weights. The scaled master weights are rounded to bf16 once.
+// CHECK-LABEL: func.func @fold_bf16_precision_island
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     stablehlo.convert {{.+}} -> tensor<1x4x4x3x
+// CHECK:         return %[[Y]]
+func.func @fold_bf16_precision_island(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+// -----
+
+// The same island with the batch norm as one batch_norm_inference op in f32.
+// CHECK-LABEL: func.func @fold_bf16_precision_island_with_batch_norm_op
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %sc = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %off = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %n = "stablehlo.batch_norm_inference"(%cf, %sc, %off, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+// -----
+
+// weights have no wider master copy: the kernel is stored only in bf16, and scaling it
+// would add a rounding the original never made.
+// CHECK-LABEL: func.func @no_fold_island_without_master_weights
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+// -----
+
+// per-channel values of a mixed-precision chain are not constants: with weights as
+// arguments, the chain's values are arguments too.
+// CHECK-LABEL: func.func @no_fold_precision_island_with_argument_values
+// CHECK:         stablehlo.subtract
+// CHECK:         stablehlo.multiply
+func.func @no_fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel values of a mixed-precision chain are not constants [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// weights have no wider master copy: the master weights are f16, narrower than the f32
+// the chain runs in.
+// CHECK-LABEL: func.func @no_fold_island_with_narrower_master_weights
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_with_narrower_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf16>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf16>) -> tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// widening convert result has other users: the f32 activation is also returned.
+// CHECK-LABEL: func.func @no_fold_island_widening_convert_multi_user
+// CHECK:         stablehlo.convolution
+// CHECK-NOT:     stablehlo.convolution
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_widening_convert_multi_user(%arg0: tensor<1x4x4x2xbf16>) -> (tensor<1x4x4x3xbf16>, tensor<1x4x4x3xf32>) {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: widening convert result has other users [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y, %cf : tensor<1x4x4x3xbf16>, tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// bias add result has other users (a reason of the chain's bias): L + b is also returned.
+// CHECK-LABEL: func.func @no_fold_island_bias_add_multi_user
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_bias_add_multi_user(%arg0: tensor<1x4x4x2xbf16>) -> (tensor<1x4x4x3xbf16>, tensor<1x4x4x3xbf16>) {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %b = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xbf16>) -> tensor<1x4x4x3xbf16>
+  %a = stablehlo.add %c, %b : tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %a : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: bias add result has other users [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y, %a : tensor<1x4x4x3xbf16>, tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// A chain that stops at a per-channel op it cannot fold: its reason (a NaN factor).
+// CHECK-LABEL: func.func @no_fold_island_factor_not_finite
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_factor_not_finite(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0x7FC00000, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel factor is not finite [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// not a narrowing float convert: f32 rounded to bf16 for a chain in bf16, widened back to
+// f32. Folding would drop the rounding to bf16 the original makes.
+// CHECK-LABEL: func.func @no_fold_widening_island
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xbf16>
+func.func @no_fold_widening_island(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %w = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xf64>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf64>) -> tensor<1x1x2x3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %cb = stablehlo.convert %c : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xbf16>) -> tensor<1x4x4x3xbf16>
+  %n = stablehlo.multiply %cb, %i : tensor<1x4x4x3xbf16>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: not a narrowing float convert [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// no per-channel chain over a widening convert: f32 data rounded to bf16.
+// CHECK-LABEL: func.func @no_fold_narrowing_convert_alone
+// CHECK:         stablehlo.convert %arg0
+func.func @no_fold_narrowing_convert_alone(%arg0: tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16> {
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: no per-channel chain over a widening convert [fold_precision_island]
+  %y = stablehlo.convert %arg0 : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
