@@ -9,6 +9,7 @@ a chain left reads) is text made by `Reason.detailed`: nothing compares it.
 from __future__ import annotations
 
 __all__ = [
+    "AFFINE_USERS",
     "ALREADY_BIAS_ADD",
     "BIAS_ADD_USERS",
     "BIAS_NOT_FINITE",
@@ -32,6 +33,7 @@ __all__ = [
     "GROUPED_NOT_CONSTANT",
     "INPUT_NOT_AFFINE",
     "ISLAND_NOT_CONSTANT",
+    "ISLAND_USERS",
     "NARROW_WEIGHTS",
     "NOT_AFTER_LINEAR",
     "NOT_CONSTANT",
@@ -157,6 +159,10 @@ CHAIN_NOT_ALONG_FEATURE = Reason("the chain is not per-channel constants along t
 
 # The input side.
 INPUT_NOT_AFFINE = Reason("input is not a per-feature affine map")
+AFFINE_USERS = Reason("affine result has other users")
+"""Why a chain before a linear op stays: another op reads its result; the line names it
+(`Reason.detailed`)."""
+ISLAND_USERS = Reason("affine result has other users than the narrowing convert")
 DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only the batch may be dynamic")
 COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
 COST_LARGER = Reason("folding would move an add onto a larger tensor")

@@ -63,12 +63,6 @@ class FoldRewriter:
         self._pattern = pattern
         self._created: list[ir.Operation] = []
 
-    @property
-    def in_graph(self) -> bool:
-        """`fold_weight_arguments` under the name input_side.py still reads; goes when
-        that module, restructured in parallel, is merged and renamed."""
-        return self.fold_weight_arguments
-
     def skip(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` as it is and record why (a short lowercase phrase); erases anything
         the pattern built on the way."""

@@ -26,10 +26,10 @@ The affine map is any chain of `batch_norm_inference` (constant statistics) and
 per-feature add, subtract, multiply and divide, each read only by the next (Flax's
 `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
 classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
-`affine.affine_chain`. Flax writes LayerNorm and RMSNorm as `v * (r * gamma) [+ beta]`,
-the per-token factor r times the per-feature scale first; there gamma is split off the
-product, `v * (r * gamma) = (v * r) * gamma`: the fold builds v * r and the product's
-multiply goes with the chain. Its result may be read by several linear ops (Q, K and V
+`fold.affine_map.affine_chain`. Flax writes LayerNorm and RMSNorm as
+`v * (r * gamma) [+ beta]`, the per-token factor r times the per-feature scale first;
+there gamma is split off the product, `v * (r * gamma) = (v * r) * gamma`: the fold
+builds v * r and the product's multiply goes with the chain. Its result may be read by several linear ops (Q, K and V
 projections; LLaMA's gate and up projections; two 1x1 convolution branches): when every
 user reads it along the feature under the conditions of one fold, it folds into each,
 each with its own weights and bias; else the report names the user that blocks it.
@@ -37,9 +37,9 @@ each with its own weights and bias; else the report names the user that blocks i
 Mixed precision: Flax computes LayerNorm, RMSNorm and BatchNorm in f32 and converts the
 result to bf16 or f16 before the layer, L_T(convert_T(A_F(x)), convert_T(W_F)). The chain
 is read through that convert: the fold computes round_T(W * s) and L(t, W) in float64
-from the master weights W_F and keeps the convert, on x. As in `precision` (the output
-side), each weight carries one rounding to T in both, and the activation one at the
-convert; weights stored only in T would be rounded a second time, and are refused.
+from the master weights W_F and keeps the convert, on x. As in `patterns.precision`
+(the output side), each weight carries one rounding to T in both, and the activation one
+at the convert; weights stored only in T would be rounded a second time, and are refused.
 With weights as arguments the rounding could not be checked against master weights:
 the island is reported and left.
 
@@ -73,6 +73,7 @@ from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
     AffineChain,
@@ -84,7 +85,6 @@ from ..fold.affine_map import (
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine
-from ..fold.reasons import ISLAND_NOT_CONSTANT, NARROW_WEIGHTS, NO_MASTER_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -168,7 +168,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
     if not any(isinstance(_narrowed(v)[0].owner, CHAIN_OPS) for v in linear.operands):
-        return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
+        return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
@@ -176,7 +176,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             continue
         chained, narrowing = _narrowed(activation)
         affine = affine_chain(
-            chained, layout.feature, shaped.shape[layout.feature], rw.in_graph, split=True
+            chained, layout.feature, shaped.shape[layout.feature], rw.fold_weight_arguments, split=True
         )
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
@@ -187,7 +187,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         if affine is not None:
             plan = _plan(linear, layout, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
-    return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
+    return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
@@ -219,14 +219,16 @@ class _Consumer:
     def every_tap(self) -> bool:
         return _reads_every_tap(self.linear)
 
-    def own_bias(self, in_graph: bool, exact: bool) -> tuple[stablehlo.AddOp, PerChannel] | None:
+    def own_bias(
+        self, fold_weight_arguments: bool, exact: bool
+    ) -> tuple[stablehlo.AddOp, PerChannel] | None:
         """The add of the linear op's own per-feature bias, when it is the op's only user,
-        and that bias (a finite constant or, with `in_graph`, a narrow value not computed
-        by a linear op): the folded bias merges into it at no op's cost. A folded bias
-        over several dimensions (DenseGeneral's [heads, head_dim]) merges, on the `exact`
-        path, into a finite constant over the same dimensions. At batch 1 another linear
-        op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is an activation,
-        not a bias."""
+        and that bias (a finite constant or, with `fold_weight_arguments`, a narrow value
+        not computed by a linear op): the folded bias merges into it at no op's cost. A
+        folded bias over several dimensions (DenseGeneral's [heads, head_dim]) merges, on
+        the `exact` path, into a finite constant over the same dimensions. At batch 1
+        another linear op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is
+        an activation, not a bias."""
         users = list(self.linear.result.uses)
         if len(users) != 1:
             return None
@@ -241,7 +243,7 @@ class _Consumer:
             return add, block
         dim = self.layout.result_dims[0]
         size = ir.RankedTensorType(self.linear.result.type).shape[dim]
-        bias = per_channel(other, dim, size, in_graph)
+        bias = per_channel(other, dim, size, fold_weight_arguments)
         if bias is None or (isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias))):
             return None
         if isinstance(bias, Narrow) and computed_by_linear_op(bias.value):
@@ -250,7 +252,7 @@ class _Consumer:
 
 
 def _consumers(
-    activation: ir.Value, feature: int, in_graph: bool, wide: np.dtype | None
+    activation: ir.Value, feature: int, fold_weight_arguments: bool, wide: np.dtype | None
 ) -> list[_Consumer] | str:
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
@@ -267,8 +269,8 @@ def _consumers(
             None,
         )
         if layout is None:
-            return f"affine result has other users ({user.name})"
-        consumer = _consumer(user, layout, in_graph, wide)
+            return reasons.AFFINE_USERS.detailed(user.name)
+        consumer = _consumer(user, layout, fold_weight_arguments, wide)
         if isinstance(consumer, str):
             return consumer
         found.append(consumer)
@@ -276,41 +278,41 @@ def _consumers(
 
 
 def _consumer(
-    linear: ir.OpView, layout: InputLayout, in_graph: bool, wide: np.dtype | None
+    linear: ir.OpView, layout: InputLayout, fold_weight_arguments: bool, wide: np.dtype | None
 ) -> _Consumer | str:
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
     activation_type = ir.RankedTensorType(activation.type)
     weights = linear.operands[layout.weight_operand]
     if not _dynamic_dims_pass_through(linear, layout):
-        return DYNAMIC_NOT_PASSED
+        return reasons.DYNAMIC_NOT_PASSED
     dtype = float_dtype(ir.RankedTensorType(weights.type).element_type)
     result_dtype = float_dtype(result_type.element_type)
     activation_dtype = float_dtype(activation_type.element_type)
     if result_dtype is None:
-        return _ELEMENT_TYPE
+        return reasons.ELEMENT_TYPE
     if dtype is None:
-        return _WEIGHT_ELEMENT_TYPE
+        return reasons.WEIGHT_ELEMENT_TYPE
     if dtype.itemsize < max(activation_dtype.itemsize, result_dtype.itemsize):
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
-        return NARROW_WEIGHTS
+        return reasons.NARROW_WEIGHTS
     attr = constant_attr(weights)
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W (see `_master_copy`).
         attr = _master_copy(weights, wide)
         if attr is None:
-            return WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else NO_MASTER_WEIGHTS
-    if attr is None and not in_graph:
-        return _WEIGHTS_NOT_CONSTANT
+            return reasons.WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else reasons.NO_MASTER_WEIGHTS
+    if attr is None and not fold_weight_arguments:
+        return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
-        return WEIGHTS_ARE_ACTIVATIONS
+        return reasons.WEIGHTS_ARE_ACTIVATIONS
     if attr is None and layout.groups != 1:
-        return _GROUPED_NOT_CONSTANT
+        return reasons.GROUPED_NOT_CONSTANT
     stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
-        return _WEIGHTS_NOT_FINITE
+        return reasons.WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
 
 
@@ -332,9 +334,6 @@ def _master_copy(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | No
     return constant_attr(convert.operand)
 
 
-DYNAMIC_NOT_PASSED = "a dynamic dimension is contracted or windowed: only the batch may be dynamic"
-
-
 def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
     """Whether every dynamic dimension of the activation reaches the result unchanged (a
     symbolic batch): the weights' shape is static (so a dot_general's dynamic dimensions
@@ -350,31 +349,6 @@ def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
     return all(
         not activation_type.is_dynamic_dim(d) for d in range(activation_type.rank) if d != batch
     )
-
-
-# Why a fold is refused, one named constant per condition: code compares them by
-# identity, never by their text (see `_refuse`).
-_INPUT_NOT_AFFINE = "input is not a per-feature affine map"
-_ELEMENT_TYPE = "element type is not f16, bf16, f32 or f64"
-_WEIGHT_ELEMENT_TYPE = "weight element type is not f16, bf16, f32 or f64"
-_WEIGHTS_NOT_CONSTANT = "weights are not a constant"
-_WEIGHTS_NOT_FINITE = "weights are not finite"
-_GROUPED_NOT_CONSTANT = "weights of a grouped convolution are not a constant"
-_PER_FEATURE_OVERFLOW = "per-feature values overflow their element type"
-COST_NOTHING_REMOVED = "folding would add as many activation-sized ops as it removes"
-COST_LARGER = "folding would move an add onto a larger tensor"
-SHIFT_ALONE = "a shift alone cannot pass the zeros of padding or lhs dilation"
-_SHIFT_KEPT = "convolution pads or dilates its input: the shift cannot pass its zeros"
-_SHIFT_NOT_CONSTANT = "the shift stays in front and the weights or scale are not constants"
-_PAD_SCALE_ZERO = "convolution pads or dilates its input and a scale is zero"
-_SHIFT_OVER_SCALE_OVERFLOW = "shift over scale overflows its element type"
-_FOLDED_BIAS_OVERFLOW = "folded bias overflows its element type"
-_FOLDED_WEIGHTS_OVERFLOW = "folded weights overflow their element type"
-_FOLDED_WEIGHTS_UNDERFLOW = "folded weights underflow their element type"
-_ISLAND_USERS = "affine result has other users than the narrowing convert"
-_NOT_CONSTANT = (_WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
-"""The reasons that say the weights (or the values the fold would need with them) are not
-constants: a chain with no batch norm in it is then no candidate (see `_refuse`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -409,7 +383,7 @@ def _affine_map(affine: AffineChain, dtype: np.dtype) -> _AffineMap | str:
     graph reads must be finite in the activation's type `dtype` (`rw.vector` has no
     value for one that is not: x * 1000 * 1000 * gamma in f16): a step's s and t, and
     the scale and shift accumulated in float64 below the first step in the graph; else
-    `_PER_FEATURE_OVERFLOW`."""
+    `reasons.PER_FEATURE_OVERFLOW`."""
     scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
     program: list[_InGraph] = []
     accumulated = True  # scale and shift are float64, no step in the graph below
@@ -417,7 +391,7 @@ def _affine_map(affine: AffineChain, dtype: np.dtype) -> _AffineMap | str:
         if not affine.constant:
             read = ([scale, shift] if accumulated else []) + ([step.s, step.t] if step.c is None else [])
             if any(round_to(dtype, v) is None for v in read):
-                return _PER_FEATURE_OVERFLOW
+                return reasons.PER_FEATURE_OVERFLOW
             accumulated = accumulated and step.c is None
         if step.c is None:  # (v * s_in + t_in) * s + t
             scale = _combined(program, np.multiply, scale, step.s)
@@ -487,13 +461,13 @@ def _plan(
     x = affine.x
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
     if narrowing is not None and not single_user(top.result):
-        return rw.skip(top, _ISLAND_USERS)
+        return rw.skip(top, reasons.ISLAND_USERS)
     if narrowing is not None and not affine.constant:
         # Weights as arguments: rounding W * s to T in the graph could not be checked
         # against master weights.
-        return rw.skip(top, ISLAND_NOT_CONSTANT)
+        return rw.skip(top, reasons.ISLAND_NOT_CONSTANT)
     wide = activation_dtype if narrowing is not None else None  # the chain's type F
-    consumers = _consumers(activation, layout.feature, rw.in_graph, wide)
+    consumers = _consumers(activation, layout.feature, rw.fold_weight_arguments, wide)
     if isinstance(consumers, str):
         return _refuse(rw, affine, consumers)
     exact = affine.constant and all(c.stored is not None for c in consumers)
@@ -511,16 +485,16 @@ def _plan(
     # bias adds would remove no op or sit on a result larger than the input.
     if removed < 1:
         # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
-        return rw.skip(top, affine.stopped or COST_NOTHING_REMOVED)
+        return rw.skip(top, affine.stopped or reasons.COST_NOTHING_REMOVED)
     owns = [None] * len(consumers)
     kept_reason = None
     if not no_shift and not all(c.every_tap for c in consumers):
-        kept_reason = _SHIFT_KEPT
+        kept_reason = reasons.SHIFT_KEPT
     elif not no_shift:
-        owns = [c.own_bias(rw.in_graph, exact) for c in consumers]
+        owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
         larger = any(_size(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
         if owns.count(None) >= removed or larger:
-            kept_reason = COST_LARGER if larger else COST_NOTHING_REMOVED
+            kept_reason = reasons.COST_LARGER if larger else reasons.COST_NOTHING_REMOVED
             if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
                 # No scale to fold, or x + t / s would remove nothing (one op for one),
                 # or could not be built (t / s with a zero s), or its weights could not
@@ -534,16 +508,16 @@ def _plan(
         if unit_scale:
             if linear_chain(top.result) is not None:
                 # L + b, a bias add after another linear op: the canonical form.
-                return rw.not_candidate(top, SHIFT_ALONE)
-            return rw.skip(top, SHIFT_ALONE)
+                return rw.not_candidate(top, reasons.SHIFT_ALONE)
+            return rw.skip(top, reasons.SHIFT_ALONE)
         if not exact:
-            return _refuse(rw, affine, _SHIFT_NOT_CONSTANT)
+            return _refuse(rw, affine, reasons.SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
-            return rw.skip(top, _PAD_SCALE_ZERO)
+            return rw.skip(top, reasons.PAD_SCALE_ZERO)
         with np.errstate(all="ignore"):
             moved = round_to(activation_dtype, shift / scale)
         if moved is None:
-            return rw.skip(top, _SHIFT_OVER_SCALE_OVERFLOW)
+            return rw.skip(top, reasons.SHIFT_OVER_SCALE_OVERFLOW)
 
     plans = []
     for consumer, own in zip(consumers, owns):
@@ -558,7 +532,7 @@ def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
     linear op's weights are not constants is no candidate (attention's q * scale before
     q @ k^T, a bias add before a layer with weights as arguments that cannot take it)."""
-    if any(reason is r for r in _NOT_CONSTANT) and not any(
+    if reason in reasons.NOT_CONSTANT and not any(
         isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
     ):
         return rw.not_candidate(affine.top, reason)
@@ -585,19 +559,19 @@ def _consumer_plan(
             bias = _contract(stored, laid, layout)
             total = bias + own[1] if own is not None and isinstance(own[1], np.ndarray) else bias
             if round_to(consumer.result_dtype, total) is None:
-                return _FOLDED_BIAS_OVERFLOW
+                return reasons.FOLDED_BIAS_OVERFLOW
         scaled = _scaled(stored, layout, scale, consumer.dtype)
         if scaled is None:
-            return _FOLDED_WEIGHTS_OVERFLOW
+            return reasons.FOLDED_WEIGHTS_OVERFLOW
         if moved and _magnified(scaled, stored, layout, scale, shift):
-            return _FOLDED_WEIGHTS_UNDERFLOW
+            return reasons.FOLDED_WEIGHTS_UNDERFLOW
     else:
         # In the graph a constant scale and shift become vectors in the weights' type
         # (f16 weights as arguments after x * 1000 * 1000): they must fit there.
         if isinstance(scale, np.ndarray) and round_to(consumer.dtype, scale) is None:
-            return _FOLDED_WEIGHTS_OVERFLOW
+            return reasons.FOLDED_WEIGHTS_OVERFLOW
         if isinstance(shift, np.ndarray) and round_to(consumer.dtype, shift) is None:
-            return _FOLDED_BIAS_OVERFLOW
+            return reasons.FOLDED_BIAS_OVERFLOW
     no_shift = moved or (isinstance(shift, np.ndarray) and not np.any(shift))
     return _ConsumerPlan(consumer, scaled, bias, own, no_shift)
 
