@@ -66,6 +66,7 @@ __all__ = [
     "computed_by_linear_op",
     "computed_from_data",
     "factor_reason",
+    "master_weights",
     "per_channel",
     "per_channel_op",
     "square_root",
@@ -264,6 +265,24 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
         seen.add(hash(owner.operation))
         pending.extend(owner.operands)
     return False
+
+
+def master_weights(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | None:
+    """The constant that `weights` are a convert of, when it is at least as `wide` as the
+    type a per-channel chain computes in: master weights; else None.
+
+    The original rounds the master weights W to their type T once; a fold of a chain
+    computed in the wider type rounds W * s (float64, from the master) to T once: each
+    weight carries one rounding to T in both. Weights stored only in T would be rounded
+    twice, W already and W * s again (mixed precision: `patterns.precision` and the
+    input side)."""
+    convert = weights.owner
+    if not isinstance(convert, stablehlo.ConvertOp):
+        return None
+    master = float_dtype(ir.ShapedType(convert.operand.type).element_type)
+    if master is None or master.itemsize < wide.itemsize:
+        return None
+    return constant_attr(convert.operand)
 
 
 _PARAMETER_OPS = frozenset({

@@ -29,10 +29,11 @@ classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
 `fold.affine_map.affine_chain`. Flax writes LayerNorm and RMSNorm as
 `v * (r * gamma) [+ beta]`, the per-token factor r times the per-feature scale first;
 there gamma is split off the product, `v * (r * gamma) = (v * r) * gamma`: the fold
-builds v * r and the product's multiply goes with the chain. Its result may be read by several linear ops (Q, K and V
-projections; LLaMA's gate and up projections; two 1x1 convolution branches): when every
-user reads it along the feature under the conditions of one fold, it folds into each,
-each with its own weights and bias; else the report names the user that blocks it.
+builds v * r and the product's multiply goes with the chain. Its result may be read by
+several linear ops (Q, K and V projections; LLaMA's gate and up projections; two 1x1
+convolution branches): when every user reads it along the feature under the conditions
+of one fold, it folds into each, each with its own weights and bias; else the report
+names the user that blocks it.
 
 Mixed precision: Flax computes LayerNorm, RMSNorm and BatchNorm in f32 and converts the
 result to bf16 or f16 before the layer, L_T(convert_T(A_F(x)), convert_T(W_F)). The chain
@@ -61,8 +62,7 @@ cannot be done either, nothing is, and the report says why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Union
+from dataclasses import dataclass, replace
 
 import ml_dtypes
 import numpy as np
@@ -78,9 +78,9 @@ from ..fold.affine_map import (
     CHAIN_OPS,
     AffineChain,
     PerChannel,
-    _identity,
     affine_chain,
     computed_by_linear_op,
+    master_weights,
     per_channel,
 )
 from ..fold.affine_map import biased_linear as linear_chain
@@ -300,10 +300,13 @@ def _consumer(
     attr = constant_attr(weights)
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
-        # once, from master weights, as the original rounds W (see `_master_copy`).
-        attr = _master_copy(weights, wide)
+        # once, from master weights, as the original rounds W and the chain's result at
+        # the convert, which the fold keeps on x (or x * r): see `master_weights`.
+        attr = master_weights(weights, wide)
+        if attr is None and computed_by_linear_op(weights):
+            return reasons.WEIGHTS_ARE_ACTIVATIONS
         if attr is None:
-            return reasons.WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else reasons.NO_MASTER_WEIGHTS
+            return reasons.NO_MASTER_WEIGHTS
     if attr is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
@@ -314,24 +317,6 @@ def _consumer(
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
-
-
-def _master_copy(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | None:
-    """The constant that `weights` converts to their type, when it is at least as `wide`
-    as the chain's type: a master copy.
-
-    The original rounds the master weights W to T once, and the chain's result to T at the
-    convert; the fold rounds W * s (float64, from the master) to T once, and x (or x * r)
-    at the convert it keeps, so each weight and each activation carry one rounding to T
-    in both (the argument of `precision`). Weights stored only in T would be rounded
-    twice: W was rounded already, and W * s would be again."""
-    convert = weights.owner
-    if not isinstance(convert, stablehlo.ConvertOp):
-        return None
-    master = float_dtype(ir.RankedTensorType(convert.operand.type).element_type)
-    if master is None or master.itemsize < wide.itemsize:
-        return None
-    return constant_attr(convert.operand)
 
 
 def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
@@ -351,72 +336,20 @@ def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
     )
 
 
-@dataclass(frozen=True, eq=False)
-class _InGraph:
-    """`ufunc(a, b)` on [C] vectors, a per-feature value only the graph can compute (an
-    operand is a function argument); `_build` builds it, as `combine` would."""
-
-    ufunc: np.ufunc
-    a: _PerFeature
-    b: _PerFeature
-
-
-_PerFeature = Union[np.ndarray, Narrow, _InGraph]
-"""A per-feature value as the decision sees it: float64 values, a narrow argument, or a
-value the build computes in the graph."""
-
-
-@dataclass(frozen=True)
-class _AffineMap:
-    """The chain's `x * scale + shift`; `program` lists the values computed in the graph,
-    in the order they are built (the order `AffineChain.affine` builds them)."""
-
-    scale: _PerFeature
-    shift: _PerFeature
-    program: tuple[_InGraph, ...]
-
-
-def _affine_map(affine: AffineChain, dtype: np.dtype) -> _AffineMap | str:
-    """The chain's (scale, shift) from the innermost op out, as `AffineChain.affine`
-    computes them, without building anything: float64 vectors where every value is a
-    constant, else `_InGraph` descriptions. With steps in the graph, the constants the
-    graph reads must be finite in the activation's type `dtype` (`rw.vector` has no
-    value for one that is not: x * 1000 * 1000 * gamma in f16): a step's s and t, and
-    the scale and shift accumulated in float64 below the first step in the graph; else
-    `reasons.PER_FEATURE_OVERFLOW`."""
-    scale, shift = np.ones(affine.channels), np.zeros(affine.channels)
-    program: list[_InGraph] = []
-    accumulated = True  # scale and shift are float64, no step in the graph below
-    for step in reversed(affine.steps):
-        if not affine.constant:
-            read = ([scale, shift] if accumulated else []) + ([step.s, step.t] if step.c is None else [])
-            if any(round_to(dtype, v) is None for v in read):
-                return reasons.PER_FEATURE_OVERFLOW
-            accumulated = accumulated and step.c is None
-        if step.c is None:  # (v * s_in + t_in) * s + t
-            scale = _combined(program, np.multiply, scale, step.s)
-            scaled_shift = _combined(program, np.multiply, shift, step.s)
-            shift = _combined(program, np.add, scaled_shift, step.t)
-        elif step.ufunc in (np.multiply, np.divide):
-            scale = _combined(program, step.ufunc, scale, step.c)
-            shift = _combined(program, step.ufunc, shift, step.c)
-        else:
-            shift = _combined(program, step.ufunc, shift, step.c)
-    return _AffineMap(scale, shift, tuple(program))
-
-
-def _combined(program: list[_InGraph], ufunc: np.ufunc, a: _PerFeature, b: _PerFeature) -> _PerFeature:
-    """`combine(rw, ufunc, a, b, like)` as a decision: float64 when both are constants, an
-    operand where the identities of `combine` give one, else an `_InGraph` appended to
-    `program`."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
-        with np.errstate(all="ignore"):
-            return ufunc(a, b)
-    simpler = _identity(ufunc, a, b)
-    if simpler is not None:
-        return simpler
-    program.append(_InGraph(ufunc, a, b))
-    return program[-1]
+def _per_feature_overflow(affine: AffineChain, dtype: np.dtype) -> bool:
+    """Whether, with steps in the graph, a float64 constant of the chain's (scale, shift)
+    is not finite in the activation's type `dtype` (`rw.vector` has no value for it: x *
+    1000 * 1000 * gamma in f16): a step's s and t, and the scale and shift accumulated
+    (`AffineChain.affine`) below the first step in the graph and below each step under
+    it."""
+    if affine.constant:
+        return False
+    steps = affine.steps
+    first = max(i for i, step in enumerate(steps) if step.c is not None)
+    read = [v for step in steps if step.c is None for v in (step.s, step.t)]
+    for i in range(first, len(steps)):
+        read.extend(replace(affine, steps=steps[i + 1:]).affine())
+    return any(round_to(dtype, v) is None for v in read)
 
 
 @dataclass(frozen=True)
@@ -435,14 +368,16 @@ class _ConsumerPlan:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A decided input-side fold: the chain, its affine map, the shift kept in front
+    """A decided input-side fold: the chain, its affine map (`Computed` values where the
+    graph computes them), the shift kept in front
     (`moved` = t / s rounded, or None), each consumer's rebuild, and the narrowing convert
     between the chain and its consumers (kept, on the chain's input), if any."""
 
     linear: ir.OpView
     layout: InputLayout
     affine: AffineChain
-    values: _AffineMap
+    scale: PerChannel
+    shift: PerChannel
     moved: np.ndarray | None
     kept_reason: str | None
     consumers: tuple[_ConsumerPlan, ...]
@@ -471,10 +406,9 @@ def _plan(
     if isinstance(consumers, str):
         return _refuse(rw, affine, consumers)
     exact = affine.constant and all(c.stored is not None for c in consumers)
-    values = _affine_map(affine, activation_dtype)
-    if isinstance(values, str):
-        return rw.skip(top, values)
-    scale, shift = values.scale, values.shift
+    scale, shift = affine.affine(activation)
+    if _per_feature_overflow(affine, activation_dtype):
+        return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
     unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     x_size = _size(activation)
@@ -525,7 +459,7 @@ def _plan(
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
-    return _Plan(linear, layout, affine, values, moved, kept_reason, tuple(plans), narrowing)
+    return _Plan(linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing)
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
@@ -546,7 +480,7 @@ def _size(value: ir.Value) -> int:
 
 
 def _consumer_plan(
-    consumer: _Consumer, scale: _PerFeature, shift: _PerFeature, exact: bool, moved: bool,
+    consumer: _Consumer, scale: PerChannel, shift: PerChannel, exact: bool, moved: bool,
     own: tuple[stablehlo.AddOp, PerChannel] | None,
 ) -> _ConsumerPlan | str:
     """How the consumer takes `scale` and, unless the shift is `moved` in front, its bias
@@ -580,24 +514,16 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     """The IR of a decided fold: the scale and shift the graph computes, x * split, the
     shift kept in front, the narrowing convert, each consumer rebuilt; then the fold
     recorded."""
-    affine, values = plan.affine, plan.values
+    affine = plan.affine
     top, x = affine.top, affine.x
-    built: dict[int, ir.Value] = {}
-
-    def value(v: _PerFeature) -> PerChannel:
-        return built[id(v)] if isinstance(v, _InGraph) else v
-
     with rw.building_before(top):
-        like = plan.linear.operands[plan.layout.activation]
-        for node in values.program:
-            built[id(node)] = combine(rw, node.ufunc, value(node.a), value(node.b), like)
+        scale, shift = rw.realize(plan.scale, plan.shift)
         if affine.split is not None:
             x = rw.elementwise(stablehlo.MulOp, x, affine.split)
         if plan.moved is not None:
             x = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
         if plan.narrowing is not None:
             x = rw.build(stablehlo.ConvertOp, plan.narrowing.result.type, x)
-    scale, shift = value(values.scale), value(values.shift)
     root_result = None
     for consumer_plan in plan.consumers:
         linear = consumer_plan.consumer.linear

@@ -28,9 +28,17 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype, read_dense
+from ..constants import float_dtype, read_dense
 from ..fold import reasons
-from ..fold.affine_map import AffineChain, BiasedLinear, Weights, affine_chain, biased_linear, chain_bias
+from ..fold.affine_map import (
+    AffineChain,
+    BiasedLinear,
+    Weights,
+    affine_chain,
+    biased_linear,
+    chain_bias,
+    master_weights,
+)
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
@@ -123,12 +131,8 @@ def _master_weights(chain: BiasedLinear, feature: int, wide: np.dtype) -> tuple[
     for linear in chain.branches:
         layout = linear_layout(linear, feature)
         value = linear.operands[layout.weight_operand]
-        convert = value.owner
-        if not isinstance(convert, stablehlo.ConvertOp):
-            return reasons.NO_MASTER_WEIGHTS
-        attr = constant_attr(convert.operand)
-        master = _float_element(convert.operand)
-        if attr is None or master is None or master.itemsize < wide.itemsize:
+        attr = master_weights(value, wide)
+        if attr is None:
             return reasons.NO_MASTER_WEIGHTS
         tensor_type = ir.RankedTensorType(value.type)
         found.append(
