@@ -208,7 +208,7 @@ _REFUSALS = ("skip", "not_candidate")
 def _is_refusal(value: ast.expr | None) -> bool:
     """Whether `value`, returned from an early exit, refuses the fold: a refusal call
     (`rw.skip`, `rw.not_candidate`, a `*refuse*` helper), a reason string, or a named
-    reason constant (`NARROW_WEIGHTS`, `_SHIFT_NOT_CONSTANT`, `reasons.NOT_LINEAR`)."""
+    reason constant (`NARROW_WEIGHTS`, `reasons.NOT_LINEAR`)."""
     if isinstance(value, ast.Call):
         func = value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

@@ -303,10 +303,9 @@ def _consumer(
         # once, from master weights, as the original rounds W and the chain's result at
         # the convert, which the fold keeps on x (or x * r): see `master_weights`.
         attr = master_weights(weights, wide)
-        if attr is None and computed_by_linear_op(weights):
-            return reasons.WEIGHTS_ARE_ACTIVATIONS
         if attr is None:
-            return reasons.NO_MASTER_WEIGHTS
+            activations = computed_by_linear_op(weights)
+            return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
     if attr is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
