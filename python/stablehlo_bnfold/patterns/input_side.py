@@ -175,9 +175,8 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
         chained, narrowing = _narrowed(activation)
-        affine = affine_chain(
-            chained, layout.feature, shaped.shape[layout.feature], rw.fold_weight_arguments, split=True
-        )
+        channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
+        affine = affine_chain(chained, layout.feature, channels, arguments, split=True)
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
         if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
@@ -367,10 +366,10 @@ class _ConsumerPlan:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A decided input-side fold: the chain, its affine map (`Computed` values where the
-    graph computes them), the shift kept in front
-    (`moved` = t / s rounded, or None), each consumer's rebuild, and the narrowing convert
-    between the chain and its consumers (kept, on the chain's input), if any."""
+    """A decided input-side fold: the chain, its (scale, shift) from `AffineChain.affine`
+    (`Computed` where the graph computes them), the shift kept in front (`moved` = t / s
+    rounded, or None), each consumer's rebuild, and the narrowing convert between the
+    chain and its consumers (kept, on the chain's input), if any."""
 
     linear: ir.OpView
     layout: InputLayout
@@ -463,8 +462,9 @@ def _plan(
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
-    linear op's weights are not constants is no candidate (attention's q * scale before
-    q @ k^T, a bias add before a layer with weights as arguments that cannot take it)."""
+    linear op's weights are not constants (a reason of `reasons.NOT_CONSTANT`) is no
+    candidate (attention's q * scale before q @ k^T, a bias add before a layer with
+    weights as arguments that cannot take it)."""
     if reason in reasons.NOT_CONSTANT and not any(
         isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
     ):
