@@ -4,7 +4,8 @@ comes from. Nothing here creates IR.
 
 - `users`: `single_user`, a value read by one op (shape readers that go with it aside);
 - `shapes`: `broadcasts_onto_own_shape`, `shape_read_from` (symbolic-shape provenance);
-- `layouts`: `linear_layout`, `input_layouts` (convolution, dot_general and dot);
+- `layouts`: `linear_layout`, `linear_layouts`, `input_layouts` (convolution,
+  dot_general and dot);
 - `per_channel`: `per_channel_f64`, `per_channel_source`, `per_feature_block_f64`,
   `Narrow` (constants and expressions of them, seen through broadcasts, reshapes and
   converts, in float64).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-__all__ = ["InputLayout", "LinearLayout", "input_layouts", "linear_layout"]
+__all__ = ["InputLayout", "LinearLayout", "input_layouts", "linear_layout", "linear_layouts"]
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,23 @@ def linear_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
     >>> linear_layout(conv, 3)   # NHWC x HWIO   # doctest: +SKIP
     LinearLayout(output=3, weight_operand=1, weight_axis=3)
     """
+    return linear_layouts(op).get(feature)
+
+
+def linear_layouts(op: ir.OpView) -> dict[int, LinearLayout]:
+    """`linear_layout` of every result dimension that has one, by dimension, read from the
+    dimension numbers once (a pattern that tries each dimension asks here).
+
+    >>> linear_layouts(conv)   # NHWC x HWIO   # doctest: +SKIP
+    {3: LinearLayout(output=3, weight_operand=1, weight_axis=3)}
+    """
     if isinstance(op, stablehlo.ConvolutionOp):
         dims = stablehlo.ConvDimensionNumbers(op.dimension_numbers)
-        if feature != dims.output_feature_dimension:
-            return None
-        return LinearLayout(feature, 1, dims.kernel_output_feature_dimension)
+        feature = dims.output_feature_dimension
+        return {feature: LinearLayout(feature, 1, dims.kernel_output_feature_dimension)}
     if isinstance(op, (stablehlo.DotGeneralOp, stablehlo.DotOp)):
-        return _dot_general_layout(op, feature)
-    return None
+        return _dot_general_layouts(op)
+    return {}
 
 
 def _dot_dimensions(op: ir.OpView) -> tuple[tuple[list[int], list[int]], tuple[list[int], list[int]]]:
@@ -71,17 +80,17 @@ def _dot_dimensions(op: ir.OpView) -> tuple[tuple[list[int], list[int]], tuple[l
     )
 
 
-def _dot_general_layout(op: ir.OpView, feature: int) -> LinearLayout | None:
+def _dot_general_layouts(op: ir.OpView) -> dict[int, LinearLayout]:
+    # Result dimensions: batch..., lhs free..., rhs free...
     (lhs_batch, rhs_batch), (lhs_contracting, rhs_contracting) = _dot_dimensions(op)
     lhs_free = _free_dims(op.lhs, lhs_batch, lhs_contracting)
     rhs_free = _free_dims(op.rhs, rhs_batch, rhs_contracting)
-    index = feature - len(lhs_batch)
-    if 0 <= index < len(lhs_free):
-        return LinearLayout(feature, 0, lhs_free[index])
-    index -= len(lhs_free)
-    if 0 <= index < len(rhs_free):
-        return LinearLayout(feature, 1, rhs_free[index])
-    return None
+    layouts = {}
+    for operand, first, free in ((0, len(lhs_batch), lhs_free),
+                                 (1, len(lhs_batch) + len(lhs_free), rhs_free)):
+        for i, axis in enumerate(free):
+            layouts[first + i] = LinearLayout(first + i, operand, axis)
+    return layouts
 
 
 def _free_dims(value: ir.Value, batch: list[int], contracting: list[int]) -> list[int]:

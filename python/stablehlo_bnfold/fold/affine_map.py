@@ -127,21 +127,22 @@ class BiasedLinear:
 def biased_linear(value: ir.Value) -> BiasedLinear | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
     constants and dimensions are checked by `chain_bias` and `weights_of`."""
-    branches = _linear_branches(value)
+    owner = value.owner  # each accessor is a call into the bindings: read once
+    branches = _linear_branches(value, owner)
     if branches:
         return BiasedLinear(value, branches, None, None)
-    owner = value.owner
     if isinstance(owner, stablehlo.AddOp):
-        for linear_value, bias_value in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            branches = _linear_branches(linear_value)
+        lhs, rhs = owner.lhs, owner.rhs
+        for linear_value, bias_value in ((lhs, rhs), (rhs, lhs)):
+            branches = _linear_branches(linear_value, linear_value.owner)
             if branches:
                 return BiasedLinear(linear_value, branches, owner, bias_value)
     return None
 
 
-def _linear_branches(value: ir.Value) -> tuple[ir.OpView, ...]:
-    """The linear ops that produce `value`: itself, or one per `stablehlo.case` branch."""
-    owner = value.owner
+def _linear_branches(value: ir.Value, owner) -> tuple[ir.OpView, ...]:
+    """The linear ops that produce `value` (whose `owner` is given): itself, or one per
+    `stablehlo.case` branch."""
     if isinstance(owner, LINEAR_OPS):
         return (owner,)
     if not isinstance(owner, stablehlo.CaseOp):
@@ -169,17 +170,25 @@ def per_channel(
 
 
 def chain_bias(
-    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False
+    chain: BiasedLinear,
+    feature: int,
+    channels: int,
+    fold_weight_arguments: bool = False,
+    seen: PerChannel | None = None,
 ) -> PerChannel | Reason:
     """The chain's bias per channel (zeros without a bias add), or why the chain cannot
     be rewritten: another user reads part of it, or the bias is not a finite per-channel
-    value."""
+    value. `seen`, when a matcher has read it already, is the bias as `per_channel` read
+    it with weight arguments (it is not read again)."""
     reason = _chain_users_reason(chain)
     if reason:
         return reason
     if chain.bias_value is None:
         return np.zeros(channels)
-    bias = per_channel(chain.bias_value, feature, channels, fold_weight_arguments)
+    if seen is None:
+        bias = per_channel(chain.bias_value, feature, channels, fold_weight_arguments)
+    else:  # per_channel without weight arguments: the constant, or nothing
+        bias = seen if fold_weight_arguments or isinstance(seen, np.ndarray) else None
     if bias is None:
         return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):

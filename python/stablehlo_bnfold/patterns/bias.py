@@ -20,7 +20,7 @@ from ..fold.affine_map import biased_linear, chain_bias, per_channel_op
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
-from .decomposed import match_per_channel
+from .decomposed import linear_operands, match_per_channel
 
 __all__ = [
     "FOLD_SHIFT_INTO_BIAS",
@@ -34,18 +34,19 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
-    if sign > 0 and not any(_has_bias_add(op.operands[i]) for i, _ in orders):
+    candidates = linear_operands(op, orders)
+    if sign > 0 and not any(chain.bias_add is not None for chain, _ in candidates):
         # Decided before any per-channel analysis: most such adds are the ones this pass
         # builds, L + broadcast_in_dim(b).
         return rw.not_candidate(op, reasons.NO_BIAS_ADD)
-    match = match_per_channel(op, orders, rw.fold_weight_arguments)
+    match = match_per_channel(op, orders, rw.fold_weight_arguments, candidates)
     if match is None:
         return rw.not_candidate(op, reasons.NOT_LINEAR_PLUS_PER_CHANNEL)
-    linear, feature, shift = match
+    linear, feature, shift, seen = match
     if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
@@ -56,11 +57,6 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
     return build(plan, rw)
-
-
-def _has_bias_add(value: ir.Value) -> bool:
-    linear = biased_linear(value)
-    return linear is not None and linear.bias_add is not None
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:

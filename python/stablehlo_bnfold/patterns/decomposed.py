@@ -13,7 +13,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.layouts import linear_layout
+from ..analysis.layouts import linear_layout, linear_layouts
 from ..analysis.per_channel import Narrow, per_channel_f64, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
@@ -37,52 +37,77 @@ from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 __all__ = [
     "FOLD_DIVISOR_INTO_LINEAR",
     "FOLD_SCALE_INTO_LINEAR",
+    "linear_operands",
     "match_per_channel",
     "per_channel_matches",
 ]
 
 
+def linear_operands(
+    op: ir.OpView, orders: tuple[tuple[int, int], ...]
+) -> list[tuple[BiasedLinear, ir.Value]]:
+    """For each (chain operand, other operand) order, in turn, the linear chain (L, or
+    L + b: `biased_linear`) and the other operand, when the chain operand is one; each
+    operand read once."""
+    operands = tuple(op.operands)
+    found = []
+    for chain_index, other_index in orders:
+        chain = biased_linear(operands[chain_index])
+        if chain is not None:
+            found.append((chain, operands[other_index]))
+    return found
+
+
 def per_channel_matches(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
-) -> list[tuple[BiasedLinear, int, PerChannel]]:
-    """Every (chain, feature, c) where, for one (chain operand, other operand) order, one
+    op: ir.OpView,
+    orders: tuple[tuple[int, int], ...],
+    fold_weight_arguments: bool,
+    candidates: list[tuple[BiasedLinear, ir.Value]] | None = None,
+) -> list[tuple[BiasedLinear, int, PerChannel, PerChannel | None]]:
+    """Every (chain, feature, c, b) where, for one (chain operand, other operand) order, one
     operand of `op` is a linear chain (L, or L + b with b narrow along the feature: a
     residual add is none) and the other is per-channel along a dimension the chain's
     linear op produces from its weights; in operand-order, then dimension order. A scalar
-    c is per-channel along every dimension: each is a match."""
+    c is per-channel along every dimension: each is a match. b is the bias as that check
+    read it (`per_channel` with weight arguments; None without a bias add), for
+    `chain_bias`. `candidates` are `linear_operands(op, orders)` when already read."""
+    if candidates is None:
+        candidates = linear_operands(op, orders)
+    if not candidates:
+        return []
     shape = ir.RankedTensorType(op.result.type).shape
     found = []
-    for chain_index, other_index in orders:
-        chain = biased_linear(op.operands[chain_index])
-        if chain is None:
-            continue
+    for chain, other in candidates:
+        layouts = linear_layouts(chain.linear)
         for feature in range(len(shape)):
-            if shape[feature] < 0 or linear_layout(chain.linear, feature) is None:
+            if shape[feature] < 0 or feature not in layouts:
                 continue
-            if chain.bias_value is not None and per_channel(
-                chain.bias_value, feature, shape[feature], True
-            ) is None:
-                # L + r with r an activation (a residual connection) is no bias add:
-                # `r` is not even narrow, so this is no linear chain at all.
-                continue
-            factor = per_channel(
-                op.operands[other_index], feature, shape[feature], fold_weight_arguments
-            )
+            bias = None
+            if chain.bias_value is not None:
+                bias = per_channel(chain.bias_value, feature, shape[feature], True)
+                if bias is None:
+                    # L + r with r an activation (a residual connection) is no bias add:
+                    # `r` is not even narrow, so this is no linear chain at all.
+                    continue
+            factor = per_channel(other, feature, shape[feature], fold_weight_arguments)
             if factor is not None:
-                found.append((chain, feature, factor))
+                found.append((chain, feature, factor, bias))
     return found
 
 
 def match_per_channel(
-    op: ir.OpView, orders: tuple[tuple[int, int], ...], fold_weight_arguments: bool
-) -> tuple[BiasedLinear, int, PerChannel] | None:
+    op: ir.OpView,
+    orders: tuple[tuple[int, int], ...],
+    fold_weight_arguments: bool,
+    candidates: list[tuple[BiasedLinear, ir.Value]] | None = None,
+) -> tuple[BiasedLinear, int, PerChannel, PerChannel | None] | None:
     """The first of `per_channel_matches`, else None (not a candidate)."""
-    matches = per_channel_matches(op, orders, fold_weight_arguments)
+    matches = per_channel_matches(op, orders, fold_weight_arguments, candidates)
     return matches[0] if matches else None
 
 
 def _onto_weights(
-    matches: list[tuple[BiasedLinear, int, PerChannel]], rw: FoldRewriter
+    matches: list[tuple[BiasedLinear, int, PerChannel, PerChannel | None]], rw: FoldRewriter
 ) -> tuple[BiasedLinear, int, PerChannel, PerChannel, tuple[Weights, ...]] | Reason:
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
@@ -90,9 +115,9 @@ def _onto_weights(
     first weights that can be scaled, never an operand computed by a linear op (torch's
     `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
     refused, scalable = [], []
-    for chain, feature, factor in matches:
+    for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
-        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments)
+        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments, seen)
         if isinstance(bias, Reason):
             refused.append(bias)
             continue
@@ -111,9 +136,10 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if divide else ((0, 1), (1, 0))
-    matches = per_channel_matches(op, orders, rw.fold_weight_arguments)
+    candidates = linear_operands(op, orders)
+    matches = per_channel_matches(op, orders, rw.fold_weight_arguments, candidates)
     if not matches:
-        return _fold_scalar_over_block_bias(op, rw, orders, divide)
+        return _fold_scalar_over_block_bias(op, rw, candidates, divide)
     factor = matches[0][2]
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
         return rw.skip(op, reasons.DATA_DEPENDENT)
@@ -135,16 +161,15 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
 
 
 def _fold_scalar_over_block_bias(
-    op: ir.OpView, rw: FoldRewriter, orders: tuple[tuple[int, int], ...], divide: bool
+    op: ir.OpView, rw: FoldRewriter, candidates: list[tuple[BiasedLinear, ir.Value]], divide: bool
 ) -> Outcome:
     """(L(x, W) + b) * c = L(x, W * c) + b * c for a scalar constant c and a constant bias b
     over several of the weights' result dimensions (Flax attention's `query /
     sqrt(head_dim)` after a DenseGeneral with a [heads, head_dim] bias): exact path only
     (constant weights, one linear op), else not a candidate."""
-    for chain_index, other_index in orders:
-        chain = biased_linear(op.operands[chain_index])
-        factor = _uniform(op.operands[other_index]) if chain is not None else None
-        if chain is None or factor is None or chain.bias_add is None or len(chain.branches) != 1:
+    for chain, other in candidates:  # `linear_operands`, in order
+        factor = _uniform(other)
+        if factor is None or chain.bias_add is None or len(chain.branches) != 1:
             continue
         linear = chain.linear
         result_rank = ir.RankedTensorType(linear.result.type).rank

@@ -39,21 +39,26 @@ def report_chains_left(
 ) -> None:
     """Record `NO_LINEAR_OP` for the outermost op of each per-channel chain in `function`
     that no pattern folded or reported."""
-    chains: list[ir.OpView] = []
+    affine: list[ir.OpView] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         view = op.opview
-        if isinstance(view, AFFINE_OPS) and _down(view, fold_weight_arguments) is not None:
-            chains.append(view)
+        if isinstance(view, AFFINE_OPS):
+            affine.append(view)
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
-    members = {hash(op.operation) for op in chains}
-    for op in chains:
+    # Whether an op is in a chain (`_down` is not None) is asked only of the ops the loop
+    # below reaches, once each: most affine ops are skipped, or were built, before it
+    # matters. `members` stands for the set of the chains' ops, by hash.
+    members = _Members(affine, fold_weight_arguments)
+    for op in affine:
         if recorder.has_skip(op) or recorder.was_built(op):
             continue
+        if not members.holds(hash(op.operation)):
+            continue
         users = list(op.result.uses)
-        if len(users) == 1 and hash(_operation(users[0].owner)) in members:
+        if len(users) == 1 and members.holds(hash(_operation(users[0].owner))):
             continue  # not the outermost op: the line goes on the top of the chain
         if len(users) == 1 and recorder.has_skip(_operation(users[0].owner)):
             continue  # a precision island's convert above it says why
@@ -74,6 +79,29 @@ def report_chains_left(
 _LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
 
 
+class _Members:
+    """The ops of per-channel chains among `ops` (those whose `_down` is not None), by
+    hash, each op's `_down` computed when first asked."""
+
+    def __init__(self, ops: list[ir.OpView], fold_weight_arguments: bool):
+        self._ops: dict[int, list[ir.OpView]] = {}
+        for op in ops:
+            self._ops.setdefault(hash(op.operation), []).append(op)
+        self._known: dict[int, bool] = {}
+        self._fold_weight_arguments = fold_weight_arguments
+
+    def holds(self, key: int) -> bool:
+        """Whether an op of a chain has the hash `key`."""
+        known = self._known.get(key)
+        if known is None:
+            known = any(
+                _down(op, self._fold_weight_arguments) is not None
+                for op in self._ops.get(key, ())
+            )
+            self._known[key] = known
+        return known
+
+
 def _operation(owner) -> ir.Operation:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
@@ -83,12 +111,12 @@ def _name(owner) -> str:
 
 
 def _bottom(
-    op: ir.OpView, members: set, fold_weight_arguments: bool
+    op: ir.OpView, members: _Members, fold_weight_arguments: bool
 ) -> tuple[ir.Value, list[ir.OpView]]:
     """The value the chain topped by `op` reads, and the chain's ops."""
     inner = [op]
     value = _down(op, fold_weight_arguments)
-    while isinstance(value.owner, AFFINE_OPS) and hash(value.owner.operation) in members:
+    while isinstance(value.owner, AFFINE_OPS) and members.holds(hash(value.owner.operation)):
         if not single_user(value):
             break
         inner.append(value.owner)
