@@ -45,7 +45,11 @@ class FoldPlan:
     computed in the graph; None when the bias is zero and there is no bias add to replace.
     `scale` is read only by weights computed in the graph. A `feature` of several
     dimensions is a constant bias over a block of them (a scalar times L + b with a
-    [heads, head_dim] b), which reads its dynamic shape from the new linear op."""
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op.
+
+    With `through` (a relu, `maximum(linear, 0)`, that `root`'s chain reads), the root is
+    relu(linear) * scale + after: the relu is rebuilt on the new linear op and the
+    rounded shift `after` (None when zero) added behind it."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -53,6 +57,8 @@ class FoldPlan:
     scale: PerChannel | None
     weights: tuple[NewWeights, ...]
     bias: np.ndarray | PerChannel | None
+    through: ir.OpView | None = None
+    after: np.ndarray | None = None
 
 
 def plan_fold(
@@ -63,9 +69,13 @@ def plan_fold(
     scale: PerChannel | None,
     shift: PerChannel,
     weights: tuple[Weights, ...] | None,
+    through: ir.OpView | None = None,
+    after: np.ndarray | None = None,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
-    canonical form, or why there is none.
+    canonical form, or why there is none. With `through` (a relu between them, see
+    `FoldPlan`), `root` = relu(linear) * scale + after, `shift` the bias times the scale,
+    and `after` the constant shift kept behind the relu.
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -95,7 +105,12 @@ def plan_fold(
             return reasons.FOLDED_BIAS_OVERFLOW
         if linear.bias_add is None and not np.any(bias):
             bias = None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias)
+    if after is not None:
+        after = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), after)
+        if after is None:
+            return reasons.FOLDED_BIAS_OVERFLOW
+        after = after if np.any(after) else None
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after)
 
 
 def _scaled_weights(
@@ -140,17 +155,23 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple):
+    if isinstance(feature, tuple) or plan.through is not None:
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
-    if bias is None:
-        return rw.folded(root, linear_result, linear.linear)
-    if not isinstance(bias, np.ndarray):
+    added = linear_result
+    if bias is not None and not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    else:
+    elif bias is not None:
         added = rw.add_per_feature(linear_result, bias, feature, like)
-    return rw.folded(root, added, linear.linear)
+    if plan.through is None:
+        return rw.folded(root, added, linear.linear)
+    chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
+    index = 0 if plan.through.operands[0] == chain_value else 1
+    relu = rw.with_operand(plan.through, index, added)
+    if plan.after is not None:
+        relu = rw.add_per_feature(relu, plan.after, feature, relu)
+    return rw.folded(root, relu, linear.linear, through=plan.through)
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

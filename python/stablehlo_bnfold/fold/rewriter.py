@@ -263,11 +263,17 @@ class FoldRewriter:
         replacement: ir.Value,
         linear: ir.OpView,
         folded: ir.OpView | None = None,
+        through: ir.OpView | None = None,
     ) -> Outcome:
         """Replace `op`'s single result with `replacement` and record that `folded` (by
         default `op`; for an input-side fold, the outermost affine op before the linear op
-        `op`) was folded into `linear`."""
-        self._recorder.fold(op if folded is None else folded, self._pattern, linear.operation.name)
+        `op`) was folded into `linear`, passing across `through` (a relu) when given."""
+        self._recorder.fold(
+            op if folded is None else folded,
+            self._pattern,
+            linear.operation.name,
+            "" if through is None else through.operation.name,
+        )
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
         return Outcome.FOLDED
