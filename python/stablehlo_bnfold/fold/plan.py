@@ -47,8 +47,9 @@ class FoldPlan:
     dimensions is a constant bias over a block of them (a scalar times L + b with a
     [heads, head_dim] b), which reads its dynamic shape from the new linear op.
 
-    With `through` (a relu, `maximum(linear, 0)`, that `root`'s chain reads), the root is
-    relu(linear) * scale + after: the relu is rebuilt on the new linear op and the
+    With `through` (a relu, `maximum(linear, 0)` or a call of one, that `root`'s chain
+    reads), the root is relu(linear) * scale + after: the relu is rebuilt on the new
+    linear op and the
     rounded shift `after` (None when zero) added behind it."""
 
     root: ir.OpView
@@ -169,9 +170,12 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     index = 0 if plan.through.operands[0] == chain_value else 1
     relu = rw.with_operand(plan.through, index, added)
-    if plan.after is not None:
-        relu = rw.add_per_feature(relu, plan.after, feature, relu)
-    return rw.folded(root, relu, linear.linear, through=plan.through)
+    result = relu if plan.after is None else rw.add_per_feature(relu, plan.after, feature, relu)
+    # A call is no pure op: the greedy driver never erases it once dead, and the old
+    # linear op would stay computed beside the new one. Only the chain reads it. Last:
+    # the ops above were built before it.
+    rw.replace_inside(plan.through, relu)
+    return rw.folded(root, result, linear.linear, through="stablehlo.maximum")
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

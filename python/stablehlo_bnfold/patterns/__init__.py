@@ -47,7 +47,7 @@ from .input_side import (
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
 )
 from .precision import FOLD_PRECISION_ISLAND
-from .through import FOLD_SCALE_THROUGH_RELU
+from .through import FOLD_SCALE_THROUGH_RELU, FOLD_SCALE_THROUGH_RELU_CALL
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
 
@@ -63,6 +63,7 @@ PATTERNS: tuple[Pattern, ...] = (
     FOLD_SHIFT_INTO_BIAS,
     FOLD_PRECISION_ISLAND,
     FOLD_SCALE_THROUGH_RELU,
+    FOLD_SCALE_THROUGH_RELU_CALL,
     FOLD_INPUT_AFFINE_INTO_CONV,
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
     FOLD_INPUT_AFFINE_INTO_DOT,

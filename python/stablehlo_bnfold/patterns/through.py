@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
+from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import per_channel_f64
@@ -44,13 +44,15 @@ from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
-__all__ = ["FOLD_SCALE_THROUGH_RELU", "fold_scale_through_relu"]
+__all__ = ["FOLD_SCALE_THROUGH_RELU", "FOLD_SCALE_THROUGH_RELU_CALL", "fold_scale_through_relu"]
 
 
-def fold_scale_through_relu(relu: stablehlo.MaxOp, rw: FoldRewriter) -> Outcome:
+def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewriter) -> Outcome:
     """relu(L(x, K) [+ b]) * s + t = relu(L(x, K * s) [+ b * s]) + t
 
-    relu is `maximum(v, 0)`; A(y) = y * s + t is the chain of per-channel affine ops that
+    relu is `maximum(v, 0)`, in the function or as a call of a private function whose
+    body returns it (`jax.nn.relu` is jitted: jax.export writes `call @relu`); A(y) =
+    y * s + t is the chain of per-channel affine ops that
     reads it (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights. The scale moves into the weights
@@ -114,13 +116,56 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp, rw: FoldRewriter) -> Outcome:
     return build(plan, rw)
 
 
-def _linear_operand(relu: stablehlo.MaxOp) -> tuple[BiasedLinear, ir.Value] | None:
-    """(L or L + b, the other operand) for a maximum one of whose operands is a linear
-    chain, else None."""
+def _linear_operand(relu: ir.OpView) -> tuple[BiasedLinear, ir.Value] | None:
+    """(L or L + b, the other operand of the maximum) for a maximum one of whose operands
+    is a linear chain, or a call of a function that returns the maximum of its argument
+    and another value (`_called_maximum`) on a linear chain; else None."""
+    if isinstance(relu, func.CallOp):
+        other = _called_maximum(relu)
+        linear = None if other is None else biased_linear(relu.operands[0])
+        return None if linear is None else (linear, other)
     for value, other in ((relu.lhs, relu.rhs), (relu.rhs, relu.lhs)):
         linear = biased_linear(value)
         if linear is not None:
             return linear, other
+    return None
+
+
+def _called_maximum(call: func.CallOp) -> ir.Value | None:
+    """For a call of a private function whose body returns `maximum(arg, z)` of its one
+    argument (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu`), the value
+    z in the callee; else None. The pass runs on the whole module, so the callee may be
+    read; it is never changed (the fold calls it again)."""
+    if len(call.operands) != 1 or len(call.results) != 1:
+        return None
+    callee = _callee(call)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(block.arguments) != 1 or len(returned) != 1:
+        return None
+    maximum = returned[0].owner
+    if not isinstance(maximum, stablehlo.MaxOp):
+        return None
+    argument = block.arguments[0]
+    for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+        if value == argument and other != argument:
+            return other
+    return None
+
+
+def _callee(call: func.CallOp) -> func.FuncOp | None:
+    """The function `call` calls, found in the module around it; None if it is not there."""
+    name = ir.FlatSymbolRefAttr(call.callee).value
+    module = call.operation.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    for op in module.regions[0].blocks[0].operations:
+        if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
+            return op
     return None
 
 
@@ -153,3 +198,7 @@ def _chain_above(relu: stablehlo.MaxOp, linear: BiasedLinear) -> tuple[AffineCha
 FOLD_SCALE_THROUGH_RELU = Pattern(
     "fold_scale_through_relu", stablehlo.MaxOp, fold_scale_through_relu
 )
+FOLD_SCALE_THROUGH_RELU_CALL = Pattern(
+    "fold_scale_through_relu", func.CallOp, fold_scale_through_relu
+)
+"""The same identity on a relu that is a call (one pattern per root op class)."""
