@@ -67,7 +67,7 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
          "patterns/input_side.py", "patterns/precision.py", "patterns/through.py",
          "patterns/left.py",
          "patterns/__init__.py"),
-        (UNIT, NUMERIC, LIT, TESTDATA),
+        (UNIT, NUMERIC, LIT, TESTDATA, ("pytest", PY + "test_input_side.py")),
     ),
     "analysis": (
         ("analysis/__init__.py", "analysis/layouts.py", "analysis/per_channel.py",
@@ -89,7 +89,8 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "sandbox": (
         ("sandbox.py",),
         (("pytest", PY + "test_untrusted_text.py"),
-         ("pytest", PY + "test_cli.py", "-k", "killed or signal or temporary or interrupt or dies"),
+         ("pytest", PY + "test_cli.py", "-k",
+          "killed or signal or temporary or interrupt or dies or sigchld"),
          ("pytest", PY + "test_fuzz.py", "-k",
           "(crash or finish or sigchld) and not fuzzing"),
          ("pytest", PY + "test_startup.py")),

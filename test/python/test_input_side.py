@@ -3,12 +3,14 @@ run through XLA on the CPU against the original (`fold_and_compare`)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from helpers import fold_and_compare
+from helpers import DTYPES, fold_and_compare
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
+from stablehlo_bnfold.constants import read_dense
 
 _AFFINE = """
   %s = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
@@ -181,3 +183,69 @@ def test_a_refused_input_side_fold_creates_no_op(monkeypatch):
         _, report = stablehlo_bnfold.fold_batch_norm(module, with_report=True)
         assert (report.folded, str(module)) == (0, original)
     assert created == []
+
+
+def _f32(values: np.ndarray) -> str:
+    """`values` as the body of an f32 dense attribute, each printed exactly."""
+    rows = [repr(float(v)) for v in np.asarray(values, np.float32).ravel()]
+    return "[" + ", ".join(rows) + "]" if values.ndim == 1 else "[" + ", ".join(
+        "[" + ", ".join(rows[i * values.shape[1]:(i + 1) * values.shape[1]]) + "]" for i in range(values.shape[0])
+    ) + "]"
+
+
+_RNG = np.random.default_rng(0)
+GAMMA = (_RNG.choice([-1.0, 1.0], 16) * _RNG.uniform(0.5, 1.5, 16)).astype(np.float32)
+BETA = _RNG.normal(0.0, 0.2, 16).astype(np.float32)
+MASTER = _RNG.normal(0.0, 0.25, (16, 8)).astype(np.float32)
+BIAS = _RNG.normal(0.0, 0.2, 8).astype(np.float32)
+
+
+def _mixed_layer_norm_dense(narrow: str) -> str:
+    """A norm's x * gamma + beta in f32, converted to `narrow` (bf16 or f16) before a Dense
+    in `narrow` whose weights and bias are converts of f32 master copies (Flax's
+    `dtype=bfloat16` with f32 parameters)."""
+    return f"""
+func.func @main(%x: tensor<4x16xf32>) -> tensor<4x8x{narrow}> {{
+  %gamma = stablehlo.constant dense<{_f32(GAMMA)}> : tensor<16xf32>
+  %beta = stablehlo.constant dense<{_f32(BETA)}> : tensor<16xf32>
+  %gb = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<16xf32>) -> tensor<4x16xf32>
+  %bb = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<16xf32>) -> tensor<4x16xf32>
+  %m = stablehlo.multiply %x, %gb : tensor<4x16xf32>
+  %y = stablehlo.add %m, %bb : tensor<4x16xf32>
+  %yn = stablehlo.convert %y : (tensor<4x16xf32>) -> tensor<4x16x{narrow}>
+  %master = stablehlo.constant dense<{_f32(MASTER)}> : tensor<16x8xf32>
+  %w = stablehlo.convert %master : (tensor<16x8xf32>) -> tensor<16x8x{narrow}>
+  %d = stablehlo.dot_general %yn, %w, contracting_dims = [1] x [0] : (tensor<4x16x{narrow}>, tensor<16x8x{narrow}>) -> tensor<4x8x{narrow}>
+  %bias = stablehlo.constant dense<{_f32(BIAS)}> : tensor<8xf32>
+  %bn = stablehlo.convert %bias : (tensor<8xf32>) -> tensor<8x{narrow}>
+  %bias_b = stablehlo.broadcast_in_dim %bn, dims = [1] : (tensor<8x{narrow}>) -> tensor<4x8x{narrow}>
+  %o = stablehlo.add %d, %bias_b : tensor<4x8x{narrow}>
+  return %o : tensor<4x8x{narrow}>
+}}
+"""
+
+
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+def test_a_norm_in_f32_folds_through_the_convert_into_a_narrow_dense_within_its_tolerance(narrow):
+    fold_and_compare(_mixed_layer_norm_dense(narrow), seed=0, batch_norms_left=0, folds=1)
+
+
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+def test_weights_folded_through_a_convert_are_rounded_once_from_the_master_copy(narrow):
+    # round_T(W * gamma) from the f32 master, not round_T(round_T(W) * gamma): the weights
+    # carry one rounding to T, as in the original.
+    dtype = DTYPES[narrow]
+    folded, report = stablehlo_bnfold.fold_batch_norm(_mixed_layer_norm_dense(narrow), with_report=True)
+    assert report.folded == 1
+    with make_ir_context():
+        module = ir.Module.parse(folded)
+        weights = [
+            read_dense(op.attributes["value"])
+            for op in module.body.operations[0].regions[0].blocks[0].operations
+            if op.name == "stablehlo.constant" and str(op.result.type) == f"tensor<16x8x{narrow}>"
+        ]
+    expected = (MASTER.astype(np.float64) * GAMMA.astype(np.float64)[:, None]).astype(dtype)
+    twice = (MASTER.astype(dtype).astype(np.float64) * GAMMA[:, None]).astype(dtype)
+    assert not np.array_equal(expected, twice), "the case should tell one rounding from two"
+    assert len(weights) == 1
+    np.testing.assert_array_equal(weights[0], expected)

@@ -80,7 +80,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     # squeeze-excite gates are computed from the data: not folded into the projections.
     ("keras_efficientnet_b0", Variant(A, ST, F32)): Expected(100, 2, 179, 52),
     ("keras_efficientnet_b0", Variant(C, SY, F32)): Expected(100, 2, 181, 52),
-    ("keras_efficientnet_b0", Variant(C, ST, MIXED)): Expected(100, 34, 245, 33),
+    ("keras_efficientnet_b0", Variant(C, ST, MIXED)): Expected(100, 34, 245, 34),
     # left: 16 depthwise BNs ("weights have no wider master copy") and the input
     # Normalization.
     ("keras_mobilenet_v2", Variant(C, ST, F32)): Expected(104, 0, 151, 55),
@@ -91,7 +91,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 54),
     ("keras_resnet50", Variant(C, ST, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 107),
-    ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 53),
+    ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 54),
     ("keras_resnet50_v2", Variant(C, ST, F32)): Expected(98, 34, 227, 33),
     # left: 17 pre-activation BNs (BN -> ReLU -> conv), each with a report line (issue 21
     # folds through the ReLU).
@@ -109,30 +109,31 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("flax_resnet", Variant(C, ST, F32)): Expected(18, 0, 19, 19),
     ("flax_resnet", Variant(A, ST, F32)): Expected(18, 0, 19, 19),
     ("flax_resnet", Variant(C, SY, F32)): Expected(18, 0, 19, 19),
-    ("flax_resnet", Variant(C, ST, MIXED)): Expected(18, 0, 21, 6),
+    ("flax_resnet", Variant(C, ST, MIXED)): Expected(18, 0, 21, 7),
     ("flax_resnet", Variant(A, SY, MIXED)): Expected(18, 18, 45, 0),
     # issue 18: mixed precision with weights as arguments is reported, not yet folded.
     ("flax_resnet", Variant(C, ST, BF16)): Expected(18, 0, 20, 18),
     ("flax_se_net", Variant(C, ST, F32)): Expected(21, 0, 24, 24),
     ("flax_se_net", Variant(A, ST, F32)): Expected(21, 0, 24, 24),
     ("flax_se_net", Variant(C, SY, F32)): Expected(21, 0, 24, 24),
-    ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 0, 28, 7),
+    ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 0, 28, 10),
     ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 0, 45, 4),
     ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 2, 48, 2),
     # left: LayerNorm 1's scale and shift (issue 18: the [heads, head_dim] biases with
     # weights as arguments are not yet folded into).
     ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 0, 49, 3),
-    ("flax_vit_layer", Variant(C, ST, MIXED)): Expected(4, 4, 56, 1),
-    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
+    ("flax_vit_layer", Variant(C, ST, MIXED)): Expected(4, 0, 51, 4),
     ("flax_prenorm_transformer", Variant(C, ST, F32)): Expected(4, 0, 50, 3),
     ("flax_prenorm_transformer", Variant(A, SY, F32)): Expected(4, 0, 54, 3),
     ("flax_prenorm_transformer", Variant(C, ST, BF16)): Expected(4, 4, 62, 1),
-    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
+    # left: both LayerNorms' scale and shift, computed in f32 before Dense layers whose
+    # weights are stored only in bf16 ("weights have no wider master copy").
     ("flax_llama", Variant(C, ST, F32)): Expected(2, 0, 37, 2),
     ("flax_llama", Variant(A, ST, F32)): Expected(2, 0, 37, 2),
     ("flax_llama", Variant(C, SY, F32)): Expected(2, 0, 37, 2),
     ("flax_llama", Variant(A, ST, BF16)): Expected(2, 2, 47, 0),
-    # issue 18: the bf16 convert between the norm and the Dense is not yet looked through.
+    # left: both RMSNorm scales, arguments computed on in f32 before bf16 Dense layers
+    # ("per-channel values of a mixed-precision chain are not constants").
 }
 
 
@@ -290,16 +291,18 @@ def test_weights_stay_parameters_of_every_linear_op(case):
     assert not lost, f"linear ops whose weights now depend on the data: {dict(lost)}"
 
 
-# Relative to the largest output. bf16 (pure or mixed): `stablehlo_bnfold.verify`'s 4 ulps
-# of 1.0. f32: 1e-5, not verify's 1e-6: a whole network adds up roundings over tens of
-# layers (the folded ResNet50 with a symbolic batch differs by 1.1e-6).
-NETWORK_TOLERANCE = {np.dtype(np.float32): 1e-5, BF16_DTYPE: TOLERANCE[BF16_DTYPE]}
+# Relative to the largest output, by the type the network computes in. bf16 (pure or
+# mixed, whatever the output type: a mixed network's f32 output carries its bf16
+# roundings): `stablehlo_bnfold.verify`'s 4 ulps of 1.0. f32: 1e-5, not verify's 1e-6: a
+# whole network adds up roundings over tens of layers (the folded ResNet50 with a symbolic
+# batch differs by 1.1e-6).
+NETWORK_TOLERANCE = {F32: 1e-5, MIXED: TOLERANCE[BF16_DTYPE], BF16: TOLERANCE[BF16_DTYPE]}
 
 
 def test_the_folded_network_computes_what_the_original_computes(case):
-    _, folded = case
+    (_, variant), folded = case
     arguments = folded.network.arguments(seed=3)
     expected = np.asarray(folded.network.exported.call(*arguments))
     actual = np.asarray(folded.folded.call(*arguments))
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
-    assert helpers.relative_error(expected, actual) <= NETWORK_TOLERANCE[expected.dtype]
+    assert helpers.relative_error(expected, actual) <= NETWORK_TOLERANCE[variant.dtype]

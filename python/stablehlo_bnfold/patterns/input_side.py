@@ -34,6 +34,15 @@ projections; LLaMA's gate and up projections; two 1x1 convolution branches): whe
 user reads it along the feature under the conditions of one fold, it folds into each,
 each with its own weights and bias; else the report names the user that blocks it.
 
+Mixed precision: Flax computes LayerNorm, RMSNorm and BatchNorm in f32 and converts the
+result to bf16 or f16 before the layer, L_T(convert_T(A_F(x)), convert_T(W_F)). The chain
+is read through that convert: the fold computes round_T(W * s) and L(t, W) in float64
+from the master weights W_F and keeps the convert, on x. As in `precision` (the output
+side), each weight carries one rounding to T in both, and the activation one at the
+convert; weights stored only in T would be rounded a second time, and are refused.
+With weights as arguments the rounding could not be checked against master weights:
+the island is reported and left.
+
 Constants are computed in float64 from the stored values and rounded once. With
 `fold-weight-arguments`, per-feature values and weights that are function arguments fold
 in the graph, in the element type, as the output side does: the weights become
@@ -62,6 +71,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.per_channel import Narrow, per_feature_block_f64
+from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -74,7 +84,7 @@ from ..fold.affine_map import (
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine
-from ..fold.reasons import NARROW_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
+from ..fold.reasons import ISLAND_NOT_CONSTANT, NARROW_WEIGHTS, NO_MASTER_WEIGHTS, WEIGHTS_ARE_ACTIVATIONS
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -100,23 +110,27 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with constant, finite statistics and variance + epsilon > 0, or add, subtract, multiply,
     divide by finite per-feature values, no divisor zero; constants, or narrow arguments
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
-    per-feature, read as (v * r) * c; a value with other users ends the chain); every user
-    of the chain's result is a linear op reading it along the feature, and for each: no
-    dynamic dimension is contracted or windowed (the weights' shape is static); the result
-    and the weights are of a supported float type, the weights at least as wide as the
-    activation and result, a constant (or, in the graph, not computed by a linear op, and
-    not grouped), and finite; with steps in the graph, the chain's constants are finite in
-    the activation's type; the fold removes an activation-sized op; where the convolution
-    pads or dilates its input, or the bias adds the fold needs (none where the shift is zero
-    or merges into the consumer's own bias add) are not fewer than the chain's ops or one is
-    on a result larger than the input, the shift stays in front as x + t / s, which needs s
-    not all ones (and, where it stays for the bias adds, two removed ops or more),
-    everything a constant and no s zero, and t / s finite in the activation's type; for each
-    consumer, the bias and K * s are finite in their element types (in the graph, the scale
-    and shift, where they are constants, in the weights' type), and with x + t / s, rounding
-    K * s, magnified by t / s, errs by at most eps of sum |K * t| per output feature. A
-    chain that stops at a per-feature op it cannot fold (a NaN variance under the bias add)
-    and is refused for cost is reported with that op's reason.
+    per-feature, read as (v * r) * c; a value with other users ends the chain), or a
+    narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
+    layer), then the chain's only user, with the chain's values constants; every user
+    of the chain's result (or the convert's) is a linear op reading it along the feature,
+    and for each: no dynamic dimension is contracted or windowed (the weights' shape is
+    static); the result and the weights are of a supported float type, the weights at
+    least as wide as the activation and result, a constant (or, in the graph, not
+    computed by a linear op, and not grouped; through a convert, a convert to T of a
+    constant at least as wide as F: master weights), and finite; with steps in the graph,
+    the chain's constants are finite in the activation's type; the fold removes an
+    activation-sized op; where the convolution pads or dilates its input, or the bias adds
+    the fold needs (none where the shift is zero or merges into the consumer's own bias
+    add) are not fewer than the chain's ops or one is on a result larger than the input,
+    the shift stays in front as x + t / s, which needs s not all ones (and, where it stays
+    for the bias adds, two removed ops or more), everything a constant and no s zero, and
+    t / s finite in the activation's type; for each consumer, the bias and K * s are
+    finite in their element types (in the graph, the scale and shift, where they are
+    constants, in the weights' type), and with x + t / s, rounding K * s, magnified by
+    t / s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
+    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -153,26 +167,40 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     (`_build`)."""
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(v.owner, CHAIN_OPS) for v in linear.operands):
+    if not any(isinstance(_narrowed(v)[0].owner, CHAIN_OPS) for v in linear.operands):
         return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
+        chained, narrowing = _narrowed(activation)
         affine = affine_chain(
-            activation, layout.feature, shaped.shape[layout.feature], rw.in_graph, split=True
+            chained, layout.feature, shaped.shape[layout.feature], rw.in_graph, split=True
         )
         if isinstance(affine, str):
-            return rw.skip(activation.owner, affine)
+            return rw.skip(chained.owner, affine)
         if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
             # W * broadcast_in_dim(s), weights a fold scaled in the graph: read as an
             # input, the scale would fold back into the activation, and again.
             continue
         if affine is not None:
-            plan = _plan(linear, layout, affine, rw)
+            plan = _plan(linear, layout, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
     return rw.not_candidate(linear, _INPUT_NOT_AFFINE)
+
+
+def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
+    """`value`, or for a narrowing float convert `convert_T(v)` (a norm computed in a
+    wider type F before a layer in T: Flax's LayerNorm in f32 before a bf16 Dense) v and
+    that convert."""
+    convert = value.owner
+    if isinstance(convert, stablehlo.ConvertOp):
+        wide = float_dtype(ir.RankedTensorType(convert.operand.type).element_type)
+        narrow = float_dtype(ir.RankedTensorType(value.type).element_type)
+        if wide is not None and narrow is not None and wide.itemsize > narrow.itemsize:
+            return convert.operand, convert
+    return value, None
 
 
 @dataclass(frozen=True)
@@ -221,9 +249,12 @@ class _Consumer:
         return add, bias
 
 
-def _consumers(activation: ir.Value, feature: int, in_graph: bool) -> list[_Consumer] | str:
+def _consumers(
+    activation: ir.Value, feature: int, in_graph: bool, wide: np.dtype | None
+) -> list[_Consumer] | str:
     """Every op that reads `activation`, each a linear op reading it along `feature` under
-    the conditions of one fold; or why one of them cannot take it (the first)."""
+    the conditions of one fold (with master weights at least as `wide`, when the chain is
+    computed in that wider type); or why one of them cannot take it (the first)."""
     found = []
     for use in activation.uses:
         user = use.owner
@@ -237,14 +268,16 @@ def _consumers(activation: ir.Value, feature: int, in_graph: bool) -> list[_Cons
         )
         if layout is None:
             return f"affine result has other users ({user.name})"
-        consumer = _consumer(user, layout, in_graph)
+        consumer = _consumer(user, layout, in_graph, wide)
         if isinstance(consumer, str):
             return consumer
         found.append(consumer)
     return found
 
 
-def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consumer | str:
+def _consumer(
+    linear: ir.OpView, layout: InputLayout, in_graph: bool, wide: np.dtype | None
+) -> _Consumer | str:
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
     activation_type = ir.RankedTensorType(activation.type)
@@ -263,6 +296,12 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
         # the weights' type would add an error the original never made.
         return NARROW_WEIGHTS
     attr = constant_attr(weights)
+    if wide is not None:
+        # The chain is computed in the wider type: W * s is rounded to the weights' type
+        # once, from master weights, as the original rounds W (see `_master_copy`).
+        attr = _master_copy(weights, wide)
+        if attr is None:
+            return WEIGHTS_ARE_ACTIVATIONS if computed_by_linear_op(weights) else NO_MASTER_WEIGHTS
     if attr is None and not in_graph:
         return _WEIGHTS_NOT_CONSTANT
     if attr is None and computed_by_linear_op(weights):
@@ -273,6 +312,24 @@ def _consumer(linear: ir.OpView, layout: InputLayout, in_graph: bool) -> _Consum
     if stored is not None and not np.all(np.isfinite(stored)):
         return _WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
+
+
+def _master_copy(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | None:
+    """The constant that `weights` converts to their type, when it is at least as `wide`
+    as the chain's type: a master copy.
+
+    The original rounds the master weights W to T once, and the chain's result to T at the
+    convert; the fold rounds W * s (float64, from the master) to T once, and x (or x * r)
+    at the convert it keeps, so each weight and each activation carry one rounding to T
+    in both (the argument of `precision`). Weights stored only in T would be rounded
+    twice: W was rounded already, and W * s would be again."""
+    convert = weights.owner
+    if not isinstance(convert, stablehlo.ConvertOp):
+        return None
+    master = float_dtype(ir.RankedTensorType(convert.operand.type).element_type)
+    if master is None or master.itemsize < wide.itemsize:
+        return None
+    return constant_attr(convert.operand)
 
 
 DYNAMIC_NOT_PASSED = "a dynamic dimension is contracted or windowed: only the batch may be dynamic"
@@ -314,6 +371,7 @@ _SHIFT_OVER_SCALE_OVERFLOW = "shift over scale overflows its element type"
 _FOLDED_BIAS_OVERFLOW = "folded bias overflows its element type"
 _FOLDED_WEIGHTS_OVERFLOW = "folded weights overflow their element type"
 _FOLDED_WEIGHTS_UNDERFLOW = "folded weights underflow their element type"
+_ISLAND_USERS = "affine result has other users than the narrowing convert"
 _NOT_CONSTANT = (_WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, _GROUPED_NOT_CONSTANT, _SHIFT_NOT_CONSTANT)
 """The reasons that say the weights (or the values the fold would need with them) are not
 constants: a chain with no batch norm in it is then no candidate (see `_refuse`)."""
@@ -404,7 +462,8 @@ class _ConsumerPlan:
 @dataclass(frozen=True)
 class _Plan:
     """A decided input-side fold: the chain, its affine map, the shift kept in front
-    (`moved` = t / s rounded, or None) and each consumer's rebuild."""
+    (`moved` = t / s rounded, or None), each consumer's rebuild, and the narrowing convert
+    between the chain and its consumers (kept, on the chain's input), if any."""
 
     linear: ir.OpView
     layout: InputLayout
@@ -413,20 +472,30 @@ class _Plan:
     moved: np.ndarray | None
     kept_reason: str | None
     consumers: tuple[_ConsumerPlan, ...]
+    narrowing: stablehlo.ConvertOp | None
 
 
 def _plan(
-    linear: ir.OpView, layout: InputLayout, affine: AffineChain, rw: FoldRewriter
+    linear: ir.OpView, layout: InputLayout, affine: AffineChain,
+    narrowing: stablehlo.ConvertOp | None, rw: FoldRewriter,
 ) -> _Plan | Outcome:
-    """The fold of `affine` into every linear op that reads it, decided in the order of
-    `fold_input_affine_into_conv`'s conditions (after the chain itself); or the skip."""
+    """The fold of `affine` (read through `narrowing`, when it is not None) into every
+    linear op that reads it, decided in the order of `fold_input_affine_into_conv`'s
+    conditions (after the chain itself); or the skip."""
     top = affine.top
     activation = linear.operands[layout.activation]
-    consumers = _consumers(activation, layout.feature, rw.in_graph)
-    if isinstance(consumers, str):
-        return _refuse(rw, affine, consumers)
     x = affine.x
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
+    if narrowing is not None and not single_user(top.result):
+        return rw.skip(top, _ISLAND_USERS)
+    if narrowing is not None and not affine.constant:
+        # Weights as arguments: rounding W * s to T in the graph could not be checked
+        # against master weights.
+        return rw.skip(top, ISLAND_NOT_CONSTANT)
+    wide = activation_dtype if narrowing is not None else None  # the chain's type F
+    consumers = _consumers(activation, layout.feature, rw.in_graph, wide)
+    if isinstance(consumers, str):
+        return _refuse(rw, affine, consumers)
     exact = affine.constant and all(c.stored is not None for c in consumers)
     values = _affine_map(affine, activation_dtype)
     if isinstance(values, str):
@@ -482,7 +551,7 @@ def _plan(
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
-    return _Plan(linear, layout, affine, values, moved, kept_reason, tuple(plans))
+    return _Plan(linear, layout, affine, values, moved, kept_reason, tuple(plans), narrowing)
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
@@ -535,7 +604,8 @@ def _consumer_plan(
 
 def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     """The IR of a decided fold: the scale and shift the graph computes, x * split, the
-    shift kept in front, each consumer rebuilt; then the fold recorded."""
+    shift kept in front, the narrowing convert, each consumer rebuilt; then the fold
+    recorded."""
     affine, values = plan.affine, plan.values
     top, x = affine.top, affine.x
     built: dict[int, ir.Value] = {}
@@ -551,6 +621,8 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
             x = rw.elementwise(stablehlo.MulOp, x, affine.split)
         if plan.moved is not None:
             x = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
+        if plan.narrowing is not None:
+            x = rw.build(stablehlo.ConvertOp, plan.narrowing.result.type, x)
     scale, shift = value(values.scale), value(values.shift)
     root_result = None
     for consumer_plan in plan.consumers:
