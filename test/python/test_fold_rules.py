@@ -97,15 +97,26 @@ def _keras_squeeze_excite():
     x = layers.Conv2D(8, 1, use_bias=False, name="project")(x)
     x = layers.BatchNormalization(name="project_bn")(x)
     model = keras.Model(x_in, x)
-    rng = np.random.default_rng(2)
+    _keras_statistics(model, seed=2)
+    return model
+
+
+def _keras_statistics(model, seed: int, negative_gamma: str = "") -> None:
+    """Seeded non-trivial statistics for each BatchNormalization of a Keras `model`: the
+    layer named `negative_gamma` gets one negative gamma (its channel 2)."""
+    from keras import layers
+
+    rng = np.random.default_rng(seed)
     for layer in model.layers:
         if isinstance(layer, layers.BatchNormalization):
             n = layer.moving_mean.shape
             layer.moving_mean.assign(rng.standard_normal(n).astype(np.float32))
             layer.moving_variance.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
-            layer.gamma.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
+            gamma = rng.uniform(0.5, 1.5, n).astype(np.float32)
+            if layer.name == negative_gamma:
+                gamma[2] = -gamma[2]
+            layer.gamma.assign(gamma)
             layer.beta.assign(rng.standard_normal(n).astype(np.float32))
-    return model
 
 
 SHAPE = (1, 8, 8, 16)
@@ -241,17 +252,7 @@ def _keras_conv_relu_batch_norm():
     x = layers.Dense(6, activation="relu", name="dense")(x)
     x = layers.BatchNormalization(name="bn2")(x)
     model = keras.Model(x_in, x)
-    rng = np.random.default_rng(7)
-    for layer in model.layers:
-        if isinstance(layer, layers.BatchNormalization):
-            n = layer.moving_mean.shape
-            layer.moving_variance.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
-            layer.moving_mean.assign(rng.standard_normal(n).astype(np.float32))
-            gamma = rng.uniform(0.5, 1.5, n).astype(np.float32)
-            if layer.name == "bn1":
-                gamma[2] = -gamma[2]
-            layer.gamma.assign(gamma)
-            layer.beta.assign(rng.standard_normal(n).astype(np.float32))
+    _keras_statistics(model, seed=7, negative_gamma="bn1")
     spec = jax.ShapeDtypeStruct((1, 8, 8, 3), np.float32)
     return export.export(jax.jit(lambda v: model(v, training=False)))(spec).mlir_module()
 
