@@ -94,6 +94,27 @@ func.func @fold_dot_general_relu_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x
 
 // -----
 
+// A scalar after relu(dot_general) is per-channel along both result dimensions: it goes
+// onto the constant weights, never onto the data operand %arg0.
+// CHECK-LABEL: func.func @fold_scalar_onto_constant_weights(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[\[}}2.500000e-01{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[D]], %{{.+}} : tensor<2x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[R]] : tensor<2x3xf32>
+func.func @fold_scalar_onto_constant_weights(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x3xf32>
+  %r = stablehlo.maximum %d, %zero : tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.maximum [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
 // A negative scale turns the maximum into a minimum: max(v, 0) * s = min(v * s, 0).
 // CHECK-LABEL: func.func @no_fold_negative_scale(
 // CHECK:         stablehlo.batch_norm_inference

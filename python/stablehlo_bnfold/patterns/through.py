@@ -28,7 +28,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.users import single_user
-from ..constants import float_dtype
+from ..constants import constant_attr, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -131,6 +131,10 @@ def _linear_operand(relu: ir.OpView) -> tuple[BiasedLinear, ir.Value] | None:
     return None
 
 
+def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
+    return constant_attr(linear.linear.operands[layout.weight_operand]) is None
+
+
 def _called_maximum(call: func.CallOp) -> ir.Value | None:
     """For a call of a private function whose body returns `maximum(arg, z)` of its one
     argument (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu`), the value
@@ -175,8 +179,13 @@ def _chain_above(relu: stablehlo.MaxOp, linear: BiasedLinear) -> tuple[AffineCha
     dimension; None if no reader of the relu starts one. The chain is extended reader by
     reader for as long as the one walk from the reader still reaches the relu."""
     shape = ir.RankedTensorType(relu.result.type).shape
-    for feature, channels in enumerate(shape):
-        if channels < 0 or linear_layout(linear.linear, feature) is None:
+    layouts = [(f, linear_layout(linear.linear, f)) for f in range(len(shape)) if shape[f] >= 0]
+    # A scalar scale is per-channel along every dimension: constant weights first, as
+    # `decomposed` does, never a dot_general's data operand when a constant is there.
+    layouts.sort(key=lambda fl: fl[1] is None or _weights_not_constant(linear, fl[1]))
+    for feature, layout in layouts:
+        channels = shape[feature]
+        if layout is None:
             continue
         for use in relu.result.uses:
             found, reader = None, use.owner
