@@ -226,6 +226,28 @@ func.func @no_fold_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf3
 
 // -----
 
+// Symbolic batch: the relu's zero is broadcast onto the convolution's own shape (torch-mlir's
+// form), so the rebuilt relu would keep the old convolution computed beside the new one.
+// CHECK-LABEL: func.func @no_fold_zero_shape_read_from_the_convolution(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_zero_shape_read_from_the_convolution(%arg0: tensor<?x4x4x2xf32>) -> tensor<?x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<?x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %shape = shape.shape_of %c : tensor<?x4x4x3xf32> -> tensor<4xindex>
+  %z = stablehlo.dynamic_broadcast_in_dim %zero, %shape, dims = [] : (tensor<f32>, tensor<4xindex>) -> tensor<?x4x4x3xf32>
+  %r = stablehlo.maximum %c, %z : tensor<?x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the relu's zero reads its shape from the linear op: it would stay computed [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x4x4x3xf32>
+  return %y : tensor<?x4x4x3xf32>
+}
+
+// -----
+
 // The dot_general's weights are computed by another dot_general (an activation): the
 // scale would only move onto them.
 // CHECK-LABEL: func.func @no_fold_weights_are_activations(

@@ -23,7 +23,7 @@ from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
-__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold"]
+__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
 
 
 @dataclass(frozen=True)
@@ -193,13 +193,15 @@ def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
-            if not _shape_read_from_chain(operand, linear):
+            if not shape_read_from_chain(operand, linear):
                 return operand
             return linear_result
     return linear_result
 
 
-def _shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+def shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+    """Whether `value` is a dynamic broadcast whose shape is read from `linear`'s chain
+    (L or L + b): an op that keeps reading it would keep the replaced chain alive."""
     if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
         return False
     chain_values = [linear.linear_value] + ([linear.bias_add.result] if linear.bias_add else [])

@@ -70,6 +70,7 @@ __all__ = [
     "WEIGHTS_NOT_FINITE",
     "WEIGHT_ELEMENT_TYPE",
     "WIDEN_USERS",
+    "ZERO_SHAPE_FROM_LINEAR",
 ]
 
 
@@ -183,6 +184,7 @@ NO_CHAIN_ABOVE = Reason("no per-channel affine chain reads the maximum")
 SCALE_ONE = Reason("the scale is all ones: nothing passes the maximum")
 MAXIMUM_NOT_RELU = Reason("the maximum is not against zero: not a relu")
 RELU_USERS = Reason("relu result has other users")
+ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
 SCALE_ZERO = Reason("per-channel scale has a zero: relu(v) * 0 is refused")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: relu(v) * s is not relu(v * s)")

@@ -40,7 +40,7 @@ from ..fold.affine_map import (
     per_channel_op,
     weights_of,
 )
-from ..fold.plan import build, plan_fold
+from ..fold.plan import build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -67,7 +67,9 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand
     of the maximum is L or L + b; a per-channel affine chain reads it, along a
     dimension L's weights produce, with a scale that is not all ones; the maximum's
-    other operand is a zero constant (a relu); the relu's only user is the chain; the
+    other operand is a zero constant (a relu), whose shape, when dynamic, is not read
+    from L or L + b (the rebuilt relu would keep them computed); the relu's only user is
+    the chain; the
     bias add's only user is the relu and L's the bias add or the relu; b is a finite
     per-channel value; the weights can be scaled (a float constant, or with
     `fold-weight-arguments` a parameter); the chain's scale and shift are constants; no
@@ -92,6 +94,8 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     zeros = per_channel_f64(zero, feature, channels)
     if zeros is None or np.any(zeros):
         return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
+    if shape_read_from_chain(zero, linear):
+        return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
     if not single_user(relu.result):
         return rw.skip(top, reasons.RELU_USERS)
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
