@@ -258,17 +258,21 @@ def _keras_conv_relu_batch_norm():
 
 
 def test_keras_conv_relu_batch_norm_folds_its_positive_scale_through_the_relu():
-    # relu(L(x, K) + b) * s + t = relu(L(x, K * s) + b * s) + t for s > 0: bn0 and bn2
-    # fold into the layer before their relu (a call of jax.nn.relu), one add left behind
-    # it; bn1 has a negative gamma and stays, with its reason. Computed through XLA.
+    # relu(L(x, K) + b) * s + t = relu(L(x, K * s) + b * s) + t for s > 0: bn2 folds
+    # into the Dense layer before its relu (a call of jax.nn.relu), one add left behind
+    # it. bn0 is read only by conv1, so the input side takes it (its scale into conv1,
+    # its shift kept as one add: conv1 pads); bn1 has a negative gamma and stays, with
+    # its reason. Computed through XLA.
     text = _keras_conv_relu_batch_norm()
     compared = fold_and_compare(text, seed=8, batch_norms_left=0, folds=3)
     report = compared.report
-    through = {f.location.split("/")[-2]: f for f in report.folds if f.through}
-    assert sorted(through) == ["bn0", "bn2"]
-    assert {f.linear for f in through.values()} == {"stablehlo.convolution", "stablehlo.dot_general"}
-    assert {f.through for f in through.values()} == {"stablehlo.maximum"}
-    assert [(s.location.split("/")[-2], s.reason) for s in report.skips] == [("bn1", SCALE_NEGATIVE)]
+    folds = {f.location.split("/")[-2]: (f.pattern, f.linear, f.through) for f in report.folds}
+    assert folds["bn2"] == ("fold_scale_through_relu", "stablehlo.dot_general", "stablehlo.maximum")
+    assert folds["bn0"] == ("fold_input_affine_into_conv", "stablehlo.convolution", "")
+    through_skips = [
+        (s.location.split("/")[-2], s.reason) for s in report.skips if s.pattern == "fold_scale_through_relu"
+    ]
+    assert through_skips == [("bn1", SCALE_NEGATIVE)]
     for name in ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide"):
         # Ops on the convolutions' activations (512 elements; the Dense layer's and the
         # per-channel values' are too small to tell apart) never increase.

@@ -115,6 +115,35 @@ func.func @fold_scalar_onto_constant_weights(%arg0: tensor<2x4xf32>) -> tensor<2
 
 // -----
 
+// Not a candidate here: only a VALID convolution reads the batch norm, and the input side
+// folds all of it (scale and shift) into that convolution, leaving no add; this pattern
+// would leave one behind the relu.
+// CHECK-LABEL: func.func @no_fold_only_linear_ops_read_the_chain(
+// CHECK:         stablehlo.convolution
+// CHECK:         stablehlo.maximum
+// CHECK-NOT:     stablehlo.add
+// CHECK:         stablehlo.convolution
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return
+// REPORT-NOT:    [fold_scale_through_relu]
+// REPORT:        folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_input_affine_into_conv]
+func.func @no_fold_only_linear_ops_read_the_chain(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %k2 = stablehlo.constant dense<[[[[0.5, -0.25], [0.75, 0.125], [-0.5, 1.0]], [[0.25, 0.5], [-0.125, 0.375], [0.625, -0.75]]], [[[1.0, 0.25], [-0.5, 0.5], [0.125, 0.25]], [[-0.25, 0.75], [0.5, -1.0], [0.375, 0.125]]]]> : tensor<2x2x3x2xf32>
+  %c2 = stablehlo.convolution(%y, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x3xf32>, tensor<2x2x3x2xf32>) -> tensor<1x3x3x2xf32>
+  return %c2 : tensor<1x3x3x2xf32>
+}
+
+// -----
+
 // A negative scale turns the maximum into a minimum: max(v, 0) * s = min(v * s, 0).
 // CHECK-LABEL: func.func @no_fold_negative_scale(
 // CHECK:         stablehlo.batch_norm_inference

@@ -45,6 +45,7 @@ __all__ = [
     "NOT_RESHAPE",
     "NO_BIAS_ADD",
     "NO_CHAIN_ABOVE",
+    "READ_BY_LINEAR_OPS",
     "NO_ISLAND",
     "NO_LINEAR_OP",
     "NO_MASTER_WEIGHTS",
@@ -181,6 +182,9 @@ candidate."""
 # Through a ReLU (patterns/through.py).
 NOT_RELU_OF_LINEAR = Reason("not a maximum of a linear op and a constant")
 NO_CHAIN_ABOVE = Reason("no per-channel affine chain reads the maximum")
+READ_BY_LINEAR_OPS = Reason(
+    "only linear ops read the chain: the input side folds all of it into them"
+)
 SCALE_ONE = Reason("the scale is all ones: nothing passes the maximum")
 MAXIMUM_NOT_RELU = Reason("the maximum is not against zero: not a relu")
 RELU_USERS = Reason("relu result has other users")

@@ -66,7 +66,9 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
 
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand
     of the maximum is L or L + b; a per-channel affine chain reads it, along a
-    dimension L's weights produce, with a scale that is not all ones; the maximum's
+    dimension L's weights produce, with a scale that is not all ones; some reader of the
+    chain is not a linear op (the input side folds scale and shift into the linear ops
+    after it, which leaves no add where their padding allows; here t stays); the maximum's
     other operand is a zero constant (a relu), whose shape, when dynamic, is not read
     from L or L + b (the rebuilt relu would keep them computed); the relu's only user is
     the chain; the
@@ -90,6 +92,8 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     scale, shift = chain.affine(relu.result)
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
         return rw.not_candidate(relu, reasons.SCALE_ONE)
+    if _read_only_by_linear_ops(chain.top.result):
+        return rw.not_candidate(relu, reasons.READ_BY_LINEAR_OPS)
     top, channels = chain.top, chain.channels
     zeros = per_channel_f64(zero, feature, channels)
     if zeros is None or np.any(zeros):
@@ -118,6 +122,15 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
     return build(plan, rw)
+
+
+def _read_only_by_linear_ops(value: ir.Value) -> bool:
+    """Whether every op that reads `value` is a convolution, dot_general or dot."""
+    names = [use.owner.name for use in value.uses]
+    return bool(names) and all(name in _LINEAR_OPS for name in names)
+
+
+_LINEAR_OPS = frozenset(("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot"))
 
 
 def _linear_operand(relu: ir.OpView) -> tuple[BiasedLinear, ir.Value] | None:
