@@ -252,9 +252,14 @@ def documentation() -> str:
         help_text = " ".join(match.group(1).split()) if match else ""
         lines.append(f"- `{option.name.replace('_', '-')}` (default {option.default}): {help_text}")
     lines += ["", "## Patterns", "", "Tried on every op in this order.", ""]
+    roots: dict[object, list[str]] = {}  # one section per pattern, on each of its roots
     for pattern in PATTERNS:
+        roots.setdefault(pattern.apply, []).append(f"`{pattern.root.OPERATION_NAME}`")
+    for pattern in PATTERNS:
+        if pattern.apply not in roots:
+            continue
         doc = inspect.cleandoc(pattern.apply.__doc__ or "")
         identity, _, rest = doc.partition("\n")
-        root = pattern.root.OPERATION_NAME
-        lines += [f"### `{pattern.name}` (on `{root}`)", "", f"    {identity}", "", rest.strip(), ""]
+        on = ", ".join(roots.pop(pattern.apply))
+        lines += [f"### `{pattern.name}` (on {on})", "", f"    {identity}", "", rest.strip(), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -35,6 +35,8 @@ class Fold:
     pattern: str
     op: str
     linear: str
+    through: str = ""
+    """The op the fold passed the affine map across (`stablehlo.maximum`), if any."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ class FoldReport:
         """(location, what) of every fold, then every skip: what the text report says
         after the location, and the remark `--verify-diagnostics` checks."""
         return [
-            (f.location, f"folded {f.op} into {f.linear} [{f.pattern}]") for f in self.folds
+            (f.location, f"folded {f.op} into {f.linear}{_through(f)} [{f.pattern}]")
+            for f in self.folds
         ] + [(s.location, f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
     def to_json(self) -> str:
@@ -91,6 +94,7 @@ class FoldReport:
             {
                 "folds": [
                     {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
+                    | ({"through": f.through} if f.through else {})
                     for f in self.folds
                 ],
                 "skips": [asdict(s) for s in self.skips],
@@ -99,6 +103,10 @@ class FoldReport:
             },
             indent=2,
         )
+
+
+def _through(fold: Fold) -> str:
+    return f" through {fold.through}" if fold.through else ""
 
 
 _FILE_LINE_COL = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
@@ -161,8 +169,9 @@ class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[tuple[ir.Location, str, str, str]] = field(default_factory=list)
-    """(location, pattern, op, linear) of each fold; made into `Fold`s by `finish`."""
+    folds: list[tuple[ir.Location, str, str, str, str]] = field(default_factory=list)
+    """(location, pattern, op, linear, through) of each fold; made into `Fold`s by
+    `finish`."""
     skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
     """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
@@ -205,10 +214,10 @@ class Recorder:
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
         self._skipped.add(key[0])
 
-    def fold(self, op: ir.OpView, pattern: str, linear: str) -> None:
+    def fold(self, op: ir.OpView, pattern: str, linear: str, through: str = "") -> None:
         self.skips.pop((op_key(op.operation), pattern), None)
         if op_key(op.operation) not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, linear))
+            self.folds.append((op.location, pattern, op.operation.name, linear, through))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):

@@ -64,7 +64,8 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "patterns": (
         ("fold/affine_map.py", "fold/plan.py", "fold/rewriter.py",
          "patterns/batch_norm.py", "patterns/bias.py", "patterns/decomposed.py",
-         "patterns/input_side.py", "patterns/precision.py", "patterns/left.py",
+         "patterns/input_side.py", "patterns/precision.py", "patterns/through.py",
+         "patterns/left.py",
          "patterns/__init__.py"),
         (UNIT, NUMERIC, LIT, TESTDATA, ("pytest", PY + "test_input_side.py")),
     ),

@@ -28,7 +28,12 @@ from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
-from stablehlo_bnfold.fold.reasons import DATA_DEPENDENT, NO_LINEAR_OP, WEIGHTS_ARE_ACTIVATIONS
+from stablehlo_bnfold.fold.reasons import (
+    DATA_DEPENDENT,
+    NO_LINEAR_OP,
+    SCALE_NEGATIVE,
+    WEIGHTS_ARE_ACTIVATIONS,
+)
 
 
 def _activation_ops(text: str, name: str, at_least: int) -> int:
@@ -92,15 +97,26 @@ def _keras_squeeze_excite():
     x = layers.Conv2D(8, 1, use_bias=False, name="project")(x)
     x = layers.BatchNormalization(name="project_bn")(x)
     model = keras.Model(x_in, x)
-    rng = np.random.default_rng(2)
+    _keras_statistics(model, seed=2)
+    return model
+
+
+def _keras_statistics(model, seed: int, negative_gamma: str = "") -> None:
+    """Seeded non-trivial statistics for each BatchNormalization of a Keras `model`: the
+    layer named `negative_gamma` gets one negative gamma (its channel 2)."""
+    from keras import layers
+
+    rng = np.random.default_rng(seed)
     for layer in model.layers:
         if isinstance(layer, layers.BatchNormalization):
             n = layer.moving_mean.shape
             layer.moving_mean.assign(rng.standard_normal(n).astype(np.float32))
             layer.moving_variance.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
-            layer.gamma.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
+            gamma = rng.uniform(0.5, 1.5, n).astype(np.float32)
+            if layer.name == negative_gamma:
+                gamma[2] = -gamma[2]
+            layer.gamma.assign(gamma)
             layer.beta.assign(rng.standard_normal(n).astype(np.float32))
-    return model
 
 
 SHAPE = (1, 8, 8, 16)
@@ -213,5 +229,53 @@ def test_every_pre_activation_batch_norm_left_has_a_report_line():
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
 
     lines = [s for s in report.skips if s.reason.startswith(NO_LINEAR_OP)]
-    assert sorted(s.location.split("/")[-2] for s in lines) == ["block0_preact_bn", "block1_preact_bn"]
-    assert len(report.skips) == 2
+    assert [s.location.split("/")[-2] for s in lines] == ["block0_preact_bn"]
+    assert len(report.skips) == 1
+    # block1's batch norm reads block0's Conv2D(activation="relu"): it folds through it.
+    (through,) = [f for f in report.folds if f.through]
+    assert through.location.split("/")[-2] == "block1_preact_bn"
+
+
+def _keras_conv_relu_batch_norm():
+    """Keras 3's `Conv2D(activation="relu")` -> `BatchNormalization` three times: two
+    convolutions and a Dense layer, the second norm with one negative gamma."""
+    import keras
+    from keras import layers
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((8, 8, 3), batch_size=1)
+    x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv0")(x_in)
+    x = layers.BatchNormalization(name="bn0")(x)
+    x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv1")(x)
+    x = layers.BatchNormalization(name="bn1")(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    x = layers.Dense(6, activation="relu", name="dense")(x)
+    x = layers.BatchNormalization(name="bn2")(x)
+    model = keras.Model(x_in, x)
+    _keras_statistics(model, seed=7, negative_gamma="bn1")
+    spec = jax.ShapeDtypeStruct((1, 8, 8, 3), np.float32)
+    return export.export(jax.jit(lambda v: model(v, training=False)))(spec).mlir_module()
+
+
+def test_keras_conv_relu_batch_norm_folds_its_positive_scale_through_the_relu():
+    # relu(L(x, K) + b) * s + t = relu(L(x, K * s) + b * s) + t for s > 0: bn2 folds
+    # into the Dense layer before its relu (a call of jax.nn.relu), one add left behind
+    # it. bn0 is read only by conv1, so the input side takes it (its scale into conv1,
+    # its shift kept as one add: conv1 pads); bn1 has a negative gamma and stays, with
+    # its reason. Computed through XLA.
+    text = _keras_conv_relu_batch_norm()
+    compared = fold_and_compare(text, seed=8, batch_norms_left=0, folds=3)
+    report = compared.report
+    folds = {f.location.split("/")[-2]: (f.pattern, f.linear, f.through) for f in report.folds}
+    assert folds["bn2"] == ("fold_scale_through_relu", "stablehlo.dot_general", "stablehlo.maximum")
+    assert folds["bn0"] == ("fold_input_affine_into_conv", "stablehlo.convolution", "")
+    through_skips = [
+        (s.location.split("/")[-2], s.reason) for s in report.skips if s.pattern == "fold_scale_through_relu"
+    ]
+    assert through_skips == [("bn1", SCALE_NEGATIVE)]
+    for name in ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide"):
+        # Ops on the convolutions' activations (512 elements; the Dense layer's and the
+        # per-channel values' are too small to tell apart) never increase.
+        assert _activation_ops(compared.folded, name, 64) <= _activation_ops(text, name, 64), name
+    # bn0's multiply is gone, bn1's (negative gamma) stays.
+    assert (_activation_ops(text, "stablehlo.multiply", 64), _activation_ops(compared.folded, "stablehlo.multiply", 64)) == (2, 1)

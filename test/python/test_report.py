@@ -9,6 +9,7 @@ locations were made with, not anything the package computes.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from jax._src.interpreters.mlir import make_ir_context
@@ -80,3 +81,20 @@ def test_a_skip_of_an_erased_op_is_not_reported_for_a_new_op_at_its_address():
         reused.created(add.operation)  # as when a new op gets the erased op's address
         assert reused.finish(module).skips == ()
 
+
+
+def test_a_fold_through_a_relu_names_the_op_it_passed_and_other_lines_stay_as_they_were():
+    plain = Fold("m.mlir:1:1", "fold_bn_into_linear", "stablehlo.batch_norm_inference", "stablehlo.convolution")
+    through = Fold(
+        "m.mlir:2:1", "fold_scale_through_relu", "stablehlo.batch_norm_inference",
+        "stablehlo.convolution", "stablehlo.maximum",
+    )
+    report = FoldReport((plain, through))
+    assert report.to_text().splitlines()[:2] == [
+        "m.mlir:1:1: folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_bn_into_linear]",
+        "m.mlir:2:1: folded stablehlo.batch_norm_inference into stablehlo.convolution"
+        " through stablehlo.maximum [fold_scale_through_relu]",
+    ]
+    folds = json.loads(report.to_json())["folds"]
+    assert "through" not in folds[0]
+    assert folds[1]["through"] == "stablehlo.maximum"

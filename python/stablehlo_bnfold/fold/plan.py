@@ -23,7 +23,7 @@ from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
-__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold"]
+__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,12 @@ class FoldPlan:
     computed in the graph; None when the bias is zero and there is no bias add to replace.
     `scale` is read only by weights computed in the graph. A `feature` of several
     dimensions is a constant bias over a block of them (a scalar times L + b with a
-    [heads, head_dim] b), which reads its dynamic shape from the new linear op."""
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op.
+
+    With `through` (a relu, `maximum(linear, 0)` or a call of one, that `root`'s chain
+    reads), the root is relu(linear) * scale + after: the relu is rebuilt on the new
+    linear op and the
+    rounded shift `after` (None when zero) added behind it."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -53,6 +58,8 @@ class FoldPlan:
     scale: PerChannel | None
     weights: tuple[NewWeights, ...]
     bias: np.ndarray | PerChannel | None
+    through: ir.OpView | None = None
+    after: np.ndarray | None = None
 
 
 def plan_fold(
@@ -63,9 +70,13 @@ def plan_fold(
     scale: PerChannel | None,
     shift: PerChannel,
     weights: tuple[Weights, ...] | None,
+    through: ir.OpView | None = None,
+    after: np.ndarray | None = None,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
-    canonical form, or why there is none.
+    canonical form, or why there is none. With `through` (a relu between them, see
+    `FoldPlan`), `root` = relu(linear) * scale + after, `shift` the bias times the scale,
+    and `after` the constant shift kept behind the relu.
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -95,7 +106,12 @@ def plan_fold(
             return reasons.FOLDED_BIAS_OVERFLOW
         if linear.bias_add is None and not np.any(bias):
             bias = None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias)
+    if after is not None:
+        after = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), after)
+        if after is None:
+            return reasons.FOLDED_BIAS_OVERFLOW
+        after = after if np.any(after) else None
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after)
 
 
 def _scaled_weights(
@@ -140,17 +156,26 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple):
+    if isinstance(feature, tuple) or plan.through is not None:
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
-    if bias is None:
-        return rw.folded(root, linear_result, linear.linear)
-    if not isinstance(bias, np.ndarray):
+    added = linear_result
+    if bias is not None and not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    else:
+    elif bias is not None:
         added = rw.add_per_feature(linear_result, bias, feature, like)
-    return rw.folded(root, added, linear.linear)
+    if plan.through is None:
+        return rw.folded(root, added, linear.linear)
+    chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
+    index = 0 if plan.through.operands[0] == chain_value else 1
+    relu = rw.with_operand(plan.through, index, added)
+    result = relu if plan.after is None else rw.add_per_feature(relu, plan.after, feature, relu)
+    # A call is no pure op: the greedy driver never erases it once dead, and the old
+    # linear op would stay computed beside the new one. Only the chain reads it. Last:
+    # the ops above were built before it.
+    rw.replace_inside(plan.through, relu)
+    return rw.folded(root, result, linear.linear, through="stablehlo.maximum")
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
@@ -168,13 +193,15 @@ def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     for operand in root.operands:
         if operand != chain_value and operand.type == root.result.type:
-            if not _shape_read_from_chain(operand, linear):
+            if not shape_read_from_chain(operand, linear):
                 return operand
             return linear_result
     return linear_result
 
 
-def _shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+def shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+    """Whether `value` is a dynamic broadcast whose shape is read from `linear`'s chain
+    (L or L + b): an op that keeps reading it would keep the replaced chain alive."""
     if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
         return False
     chain_values = [linear.linear_value] + ([linear.bias_add.result] if linear.bias_add else [])

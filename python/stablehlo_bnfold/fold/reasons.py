@@ -34,6 +34,7 @@ __all__ = [
     "INPUT_NOT_AFFINE",
     "ISLAND_NOT_CONSTANT",
     "ISLAND_USERS",
+    "MAXIMUM_NOT_RELU",
     "NARROW_WEIGHTS",
     "NOT_AFTER_LINEAR",
     "NOT_CONSTANT",
@@ -42,16 +43,24 @@ __all__ = [
     "NOT_LINEAR_TIMES_PER_CHANNEL",
     "NOT_NARROWING_CONVERT",
     "NOT_OUTPUT_FEATURE",
+    "NOT_RELU_OF_LINEAR",
     "NOT_RESHAPE",
     "NO_BIAS_ADD",
+    "NO_CHAIN_ABOVE",
+    "READ_BY_LINEAR_OPS",
     "NO_ISLAND",
     "NO_LINEAR_OP",
     "NO_MASTER_WEIGHTS",
     "PAD_SCALE_ZERO",
     "PER_FEATURE_OVERFLOW",
     "PRODUCER_USERS",
+    "RELU_USERS",
     "RESHAPES_CHANGE_SHAPE",
     "Reason",
+    "SCALE_NEGATIVE",
+    "SCALE_NOT_CONSTANT",
+    "SCALE_ONE",
+    "SCALE_ZERO",
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
@@ -64,6 +73,7 @@ __all__ = [
     "WEIGHTS_NOT_FINITE",
     "WEIGHT_ELEMENT_TYPE",
     "WIDEN_USERS",
+    "ZERO_SHAPE_FROM_LINEAR",
 ]
 
 
@@ -174,6 +184,22 @@ NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED
 """The reasons that say a linear op's weights (or the values the fold would need with
 them) are not constants: an input-side chain with no batch norm in it is then no
 candidate."""
+
+# Through a ReLU (patterns/through.py).
+NOT_RELU_OF_LINEAR = Reason("not a maximum of a linear op and a constant")
+NO_CHAIN_ABOVE = Reason("no per-channel affine chain reads the maximum")
+READ_BY_LINEAR_OPS = Reason(
+    "only linear ops read the chain: the input side folds all of it into them"
+)
+SCALE_ONE = Reason("the scale is all ones: nothing passes the maximum")
+MAXIMUM_NOT_RELU = Reason("the maximum is not against zero: not a relu")
+RELU_USERS = Reason("relu result has other users")
+ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
+SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
+SCALE_ZERO = Reason("per-channel scale has a zero: relu(v) * 0 is refused")
+SCALE_NEGATIVE = Reason("per-channel scale is negative: relu(v) * s is not relu(v * s)")
+"""Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
+Making it positive (Samsung ONE's gamma = 1e-10) would change the results."""
 
 # Chains no pattern looked at.
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")

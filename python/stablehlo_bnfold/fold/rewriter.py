@@ -240,7 +240,8 @@ class FoldRewriter:
             self._anchor = previous
 
     def replace_inside(self, op: ir.OpView, value: ir.Value) -> None:
-        """Replace an op other than the root (a linear op in a `case` branch) by `value`."""
+        """Replace an op other than the root (a linear op in a `case` branch, a relu
+        rebuilt on a new linear op) by `value`."""
         self._rewriter.replace_op(op, [value])
 
     def _ip(self) -> ir.InsertionPoint:
@@ -257,11 +258,18 @@ class FoldRewriter:
         replacement: ir.Value,
         linear: ir.OpView,
         folded: ir.OpView | None = None,
+        through: str = "",
     ) -> Outcome:
         """Replace `op`'s single result with `replacement` and record that `folded` (by
         default `op`; for an input-side fold, the outermost affine op before the linear op
-        `op`) was folded into `linear`."""
-        self._recorder.fold(op if folded is None else folded, self._pattern, linear.operation.name)
+        `op`) was folded into `linear`, passing across the op named `through` (a relu's
+        `stablehlo.maximum`) when given."""
+        self._recorder.fold(
+            op if folded is None else folded,
+            self._pattern,
+            linear.operation.name,
+            through,
+        )
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
         return Outcome.FOLDED

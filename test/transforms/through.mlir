@@ -1,0 +1,339 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+
+// conv -> relu -> batch_norm_inference, NHWC x HWIO: the scale goes into the kernel, the
+// shift stays behind the relu as one add.
+// CHECK-LABEL: func.func @fold_nhwc_relu_batch_norm(
+// CHECK-DAG:     %[[Z:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<1x4x4x3xf32>
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %[[Z]] : tensor<1x4x4x3xf32>
+// CHECK:         %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<1x4x4x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_nhwc_relu_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// conv + bias -> relu -> (v - mean) * s + offset, the decomposed form, with the zero a
+// broadcast scalar on the left: the bias is scaled too, one add is left behind the relu.
+// CHECK-LABEL: func.func @fold_conv_bias_relu_decomposed(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[BC:.+]] = stablehlo.constant dense<[{{.+}}]> : tensor<3xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[BC]], dims = [3]
+// CHECK:         %[[CB:.+]] = stablehlo.add %[[C]], %[[BB]] : tensor<1x4x4x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %{{.+}}, %[[CB]] : tensor<1x4x4x3xf32>
+// CHECK:         %[[T:.+]] = stablehlo.constant dense<[{{.+}}]> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.subtract
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_conv_bias_relu_decomposed(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5, 0.75]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %cb = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %z, %cb : tensor<1x4x4x3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %r, %m : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.25, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %p = stablehlo.multiply %d, %s : tensor<1x4x4x3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum [fold_scale_through_relu]
+  %y = stablehlo.add %p, %o : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// dot_general (a Dense layer) -> relu -> batch_norm_inference on the feature dimension 1.
+// CHECK-LABEL: func.func @fold_dot_general_relu_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[D]], %{{.+}} : tensor<2x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_relu_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x3xf32>
+  %r = stablehlo.maximum %d, %zero : tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A scalar after relu(dot_general) is per-channel along both result dimensions: it goes
+// onto the constant weights, never onto the data operand %arg0.
+// CHECK-LABEL: func.func @fold_scalar_onto_constant_weights(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[\[}}2.500000e-01{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[D]], %{{.+}} : tensor<2x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[R]] : tensor<2x3xf32>
+func.func @fold_scalar_onto_constant_weights(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x3xf32>
+  %r = stablehlo.maximum %d, %zero : tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.maximum [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// Not a candidate here: only a VALID convolution reads the batch norm, and the input side
+// folds all of it (scale and shift) into that convolution, leaving no add; this pattern
+// would leave one behind the relu.
+// CHECK-LABEL: func.func @no_fold_only_linear_ops_read_the_chain(
+// CHECK:         stablehlo.convolution
+// CHECK:         stablehlo.maximum
+// CHECK-NOT:     stablehlo.add
+// CHECK:         stablehlo.convolution
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return
+// REPORT-NOT:    [fold_scale_through_relu]
+// REPORT:        folded stablehlo.batch_norm_inference into stablehlo.convolution [fold_input_affine_into_conv]
+func.func @no_fold_only_linear_ops_read_the_chain(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %k2 = stablehlo.constant dense<[[[[0.5, -0.25], [0.75, 0.125], [-0.5, 1.0]], [[0.25, 0.5], [-0.125, 0.375], [0.625, -0.75]]], [[[1.0, 0.25], [-0.5, 0.5], [0.125, 0.25]], [[-0.25, 0.75], [0.5, -1.0], [0.375, 0.125]]]]> : tensor<2x2x3x2xf32>
+  %c2 = stablehlo.convolution(%y, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x3xf32>, tensor<2x2x3x2xf32>) -> tensor<1x3x3x2xf32>
+  return %c2 : tensor<1x3x3x2xf32>
+}
+
+// -----
+
+// A negative scale turns the maximum into a minimum: max(v, 0) * s = min(v * s, 0).
+// CHECK-LABEL: func.func @no_fold_negative_scale(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_negative_scale(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A zero scale (a dead channel) is refused, not rewritten.
+// CHECK-LABEL: func.func @no_fold_zero_scale(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_zero_scale(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.0, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale has a zero: relu(v) * 0 is refused [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The relu is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_relu_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_relu_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: relu result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y, %r : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// maximum(v, 0.5) is not a relu.
+// CHECK-LABEL: func.func @no_fold_maximum_not_zero(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_maximum_not_zero(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %half = stablehlo.constant dense<0.5> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %half : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the maximum is not against zero: not a relu [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The convolution is also returned: its kernel cannot change.
+// CHECK-LABEL: func.func @no_fold_conv_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_conv_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: producer result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y, %c : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The scale is a function argument: its sign cannot be checked.
+// CHECK-LABEL: func.func @no_fold_scale_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: the scale's sign is unknown [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %s : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Symbolic batch: the relu's zero is broadcast onto the convolution's own shape (torch-mlir's
+// form), so the rebuilt relu would keep the old convolution computed beside the new one.
+// CHECK-LABEL: func.func @no_fold_zero_shape_read_from_the_convolution(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_zero_shape_read_from_the_convolution(%arg0: tensor<?x4x4x2xf32>) -> tensor<?x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<?x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %shape = shape.shape_of %c : tensor<?x4x4x3xf32> -> tensor<4xindex>
+  %z = stablehlo.dynamic_broadcast_in_dim %zero, %shape, dims = [] : (tensor<f32>, tensor<4xindex>) -> tensor<?x4x4x3xf32>
+  %r = stablehlo.maximum %c, %z : tensor<?x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the relu's zero reads its shape from the linear op: it would stay computed [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<?x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x4x4x3xf32>
+  return %y : tensor<?x4x4x3xf32>
+}
+
+// -----
+
+// The dot_general's weights are computed by another dot_general (an activation): the
+// scale would only move onto them.
+// CHECK-LABEL: func.func @no_fold_weights_are_activations(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_weights_are_activations(%arg0: tensor<2x4xf32>, %arg1: tensor<4x4xf32>, %arg2: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.dot_general %arg1, %arg2, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x3xf32>
+  %r = stablehlo.maximum %d, %zero : tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are computed by a linear op: the op would only move onto them [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// K * s overflows f32 (s is about 3.4e39).
+// CHECK-LABEL: func.func @no_fold_folded_weights_overflow(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_folded_weights_overflow(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[3.4e+38, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[0.01, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: folded weights overflow their element type [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Not candidates, no line of this pattern: a relu of an argument, and a relu of a
+// convolution that no per-channel chain reads.
+// CHECK-LABEL: func.func @no_fold_relu_of_argument_or_without_chain(
+// CHECK:         stablehlo.maximum
+// CHECK:         stablehlo.batch_norm_inference
+// CHECK:         stablehlo.maximum
+// REPORT-NOT:    [fold_scale_through_relu]
+// REPORT:        folded {{[0-9]+}}, skipped
+func.func @no_fold_relu_of_argument_or_without_chain(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %a = stablehlo.maximum %arg1, %zero : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  return %y, %r : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}
