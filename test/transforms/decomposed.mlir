@@ -594,3 +594,19 @@ func.func @no_fold_integer_scale(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi
   %y = stablehlo.multiply %c, %sb : tensor<1x4x4x3xi32>
   return %y : tensor<1x4x4x3xi32>
 }
+
+// -----
+
+// folded weights overflow their element type: an f16 kernel of 60000 times a per-channel
+// factor of 100.
+// CHECK-LABEL: func.func @no_fold_factor_weights_overflow
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf16>
+func.func @no_fold_factor_weights_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x3xf16> {
+  %k = stablehlo.constant dense<60000.0> : tensor<1x1x2x3xf16>
+  %s = stablehlo.constant dense<[100.0, 100.0, 100.0]> : tensor<3xf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf16>, tensor<1x1x2x3xf16>) -> tensor<1x4x4x3xf16>
+  %b = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf16>) -> tensor<1x4x4x3xf16>
+  // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: folded weights overflow their element type [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %b : tensor<1x4x4x3xf16>
+  return %y : tensor<1x4x4x3xf16>
+}

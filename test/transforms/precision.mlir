@@ -203,3 +203,22 @@ func.func @no_fold_narrowing_convert_alone(%arg0: tensor<1x4x4x3xf32>) -> tensor
   %y = stablehlo.convert %arg0 : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
   return %y : tensor<1x4x4x3xbf16>
 }
+
+// -----
+
+// folded weights overflow their element type: f32 master weights 60000 rounded to f16,
+// times 2 in the f32 island: 120000 is no f16.
+// CHECK-LABEL: func.func @no_fold_island_weights_overflow
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_weights_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x3xf16> {
+  %w = stablehlo.constant dense<60000.0> : tensor<1x1x2x3xf32>
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xf16>
+  %inv = stablehlo.constant dense<[2.0, 2.0, 2.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf16>, tensor<1x1x2x3xf16>) -> tensor<1x4x4x3xf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: folded weights overflow their element type [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf16>
+  return %y : tensor<1x4x4x3xf16>
+}
