@@ -115,6 +115,40 @@ func.func @fold_scalar_onto_constant_weights(%arg0: tensor<2x4xf32>) -> tensor<2
 
 // -----
 
+// A symbolic batch: jax.export passes the dimension size first, `call @relu(%dim, %x)`,
+// and the callee's zero is broadcast to a shape built from it. The data operand is the
+// one the callee's maximum reads; the call is rebuilt on the scaled dot_general.
+// CHECK-LABEL: func.func @fold_dot_general_relu_call_with_dimension_argument(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @relu(%arg0, %[[D]]) : (tensor<i32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<?x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_relu_call_with_dimension_argument(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %r = call @relu(%arg0, %d) : (tensor<i32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+func.func private @relu(%arg0: tensor<i32>, %arg1: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %3 = stablehlo.maximum %arg1, %2 : tensor<?x3xf32>
+  return %3 : tensor<?x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.

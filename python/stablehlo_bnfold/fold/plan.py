@@ -168,7 +168,9 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     if plan.through is None:
         return rw.folded(root, added, linear.linear)
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
-    index = 0 if plan.through.operands[0] == chain_value else 1
+    # The relu's operand that reads the chain: of a maximum either one, of a call its data
+    # operand (after dimension sizes with a symbolic batch).
+    index = next(i for i, v in enumerate(plan.through.operands) if v == chain_value)
     relu = rw.with_operand(plan.through, index, added)
     result = relu if plan.after is None else rw.add_per_feature(relu, plan.after, feature, relu)
     # A call is no pure op: the greedy driver never erases it once dead, and the old

@@ -51,7 +51,8 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     """relu(L(x, K) [+ b]) * s + t = relu(L(x, K * s) [+ b * s]) + t
 
     relu is `maximum(v, 0)`, in the function or as a call of a private function whose
-    body returns it (`jax.nn.relu` is jitted: jax.export writes `call @relu`); A(y) =
+    body returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes
+    `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); A(y) =
     y * s + t is the chain of per-channel affine ops that
     reads it (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
@@ -135,12 +136,12 @@ _LINEAR_OPS = frozenset(("stablehlo.convolution", "stablehlo.dot_general", "stab
 
 def _linear_operand(relu: ir.OpView) -> tuple[BiasedLinear, ir.Value] | None:
     """(L or L + b, the other operand of the maximum) for a maximum one of whose operands
-    is a linear chain, or a call of a function that returns the maximum of its argument
+    is a linear chain, or a call of a function that returns the maximum of an argument
     and another value (`_called_maximum`) on a linear chain; else None."""
     if isinstance(relu, func.CallOp):
-        other = _called_maximum(relu)
-        linear = None if other is None else biased_linear(relu.operands[0])
-        return None if linear is None else (linear, other)
+        called = _called_maximum(relu)
+        linear = None if called is None else biased_linear(called[0])
+        return None if linear is None else (linear, called[1])
     for value, other in ((relu.lhs, relu.rhs), (relu.rhs, relu.lhs)):
         linear = biased_linear(value)
         if linear is not None:
@@ -152,27 +153,31 @@ def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
     return constant_attr(linear.linear.operands[layout.weight_operand]) is None
 
 
-def _called_maximum(call: func.CallOp) -> ir.Value | None:
-    """For a call of a private function whose body returns `maximum(arg, z)` of its one
-    argument (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu`), the value
-    z in the callee; else None. The pass runs on the whole module, so the callee may be
-    read; it is never changed (the fold calls it again)."""
-    if len(call.operands) != 1 or len(call.results) != 1:
+def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
+    """For a call of a private function whose body returns `maximum(arg, z)` of one of its
+    arguments (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu(%x)`, or
+    `call @relu(%dim, %x)` with a symbolic batch, dimension sizes first), the call's
+    operand passed as that argument (its data operand, of the call's result type) and the
+    value z in the callee; else None. The pass runs on the whole module, so the callee may
+    be read; it is never changed (the fold calls it again)."""
+    if len(call.results) != 1:
         return None
     callee = _callee(call)
     if callee is None or len(callee.regions[0].blocks) != 1:
         return None
     block = callee.regions[0].blocks[0]
     returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != 1 or len(returned) != 1:
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
         return None
     maximum = returned[0].owner
     if not isinstance(maximum, stablehlo.MaxOp):
         return None
-    argument = block.arguments[0]
     for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-        if value == argument and other != argument:
-            return other
+        if not isinstance(value, ir.BlockArgument) or value.owner != block or other == value:
+            continue
+        data = call.operands[value.arg_number]
+        if data.type == call.results[0].type:
+            return data, other
     return None
 
 
