@@ -300,3 +300,33 @@ def test_keras_conv_relu_batch_norm_with_a_symbolic_batch_folds_through_the_relu
     # XLA on the CPU cannot run the symbolic shape assertion as text: the Exporteds run.
     x = np.random.default_rng(8).standard_normal((2, 8, 8, 3)).astype(np.float32)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+def test_keras_max_pool_between_the_relu_and_the_batch_norm_lets_the_scale_through():
+    # maxpool(v) * s = maxpool(v * s) for s > 0 with a window of one along the channels:
+    # conv -> relu -> max-pool -> BN (a VGG or ResNet stem) and conv -> max-pool -> BN fold
+    # their scale into the convolution, one add left behind the max-pool. Through XLA.
+    import keras
+    from keras import layers
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((8, 8, 3), batch_size=1)
+    x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv0")(x_in)
+    x = layers.MaxPooling2D(3, 2, padding="same")(x)
+    x = layers.BatchNormalization(name="bn0")(x)
+    x = layers.Activation("relu")(x)
+    x = layers.Conv2D(8, 3, padding="same", name="conv1")(x)
+    x = layers.MaxPooling2D(2)(x)
+    x = layers.BatchNormalization(name="bn1")(x)
+    model = keras.Model(x_in, x)
+    _keras_statistics(model, seed=9)
+    spec = jax.ShapeDtypeStruct((1, 8, 8, 3), np.float32)
+    text = export.export(jax.jit(lambda v: model(v, training=False)))(spec).mlir_module()
+    compared = fold_and_compare(text, seed=10, batch_norms_left=0, folds=2)
+    folds = {f.location.split("/")[-2]: (f.pattern, f.through) for f in compared.report.folds}
+    assert folds == {
+        "bn0": ("fold_scale_through_relu", "stablehlo.maximum, stablehlo.reduce_window"),
+        "bn1": ("fold_scale_through_relu", "stablehlo.reduce_window"),
+    }
+    assert _activation_ops(compared.folded, "stablehlo.multiply", 32) == 0
+
