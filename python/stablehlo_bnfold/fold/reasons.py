@@ -67,6 +67,7 @@ __all__ = [
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
+    "SHIFT_KEPT_WIDE",
     "SHIFT_NOT_CONSTANT",
     "SHIFT_NOT_FINITE",
     "SHIFT_OVER_SCALE_OVERFLOW",
@@ -182,6 +183,10 @@ COST_LARGER = Reason("folding would move an add onto a larger tensor")
 PAD_SCALE_ZERO = Reason("convolution pads or dilates its input and a scale is zero")
 SHIFT_ALONE = Reason("a shift alone cannot pass the zeros of padding or lhs dilation")
 SHIFT_KEPT = Reason("convolution pads or dilates its input: the shift cannot pass its zeros")
+SHIFT_KEPT_WIDE = Reason(
+    "the shift stays before the narrowing convert: as a bias after the layer it would "
+    "cancel in the narrow type at the size of x, not of the norm's result"
+)
 SHIFT_NOT_CONSTANT = Reason("the shift stays in front and the weights or scale are not constants")
 NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT, SHIFT_NOT_CONSTANT})
 """The reasons that say a linear op's weights (or the values the fold would need with

@@ -37,12 +37,16 @@ names the user that blocks it.
 
 Mixed precision: Flax computes LayerNorm, RMSNorm and BatchNorm in f32 and converts the
 result to bf16 or f16 before the layer, L_T(convert_T(A_F(x)), convert_T(W_F)). The chain
-is read through that convert: the fold computes round_T(W * s) and L(t, W) in float64
-from the master weights W_F and keeps the convert, on x. As in `patterns.precision`
-(the output side), each weight carries one rounding to T in both, and the activation one
-at the convert; weights stored only in T would be rounded a second time, and are refused.
-With weights as arguments the rounding could not be checked against master weights:
-the island is reported and left.
+is read through that convert: the fold computes round_T(W * s) in float64 from the master
+weights W_F and keeps the convert, on x + t / s, with the shift in F before it:
+L_T(convert_T(x + t / s), round_T(W_F * s)). As in `patterns.precision` (the output side),
+each weight carries one rounding to T in both, and the activation one at the convert, of
+A(x) / s instead of A(x): the same relative error. The shift never becomes a bias after
+the layer here: L(x, W * s) rounded to T at the size of x, then L(t, W) added, cancels
+T's few digits when the mean is large against the spread (x near 1000 with variance 1
+lost every digit of bf16). Weights stored only in T would be rounded a second time, and
+are refused. With weights as arguments the rounding could not be checked against master
+weights: the island is reported and left.
 
 Constants are computed in float64 from the stored values and rounded once. With
 `fold-weight-arguments`, per-feature values and weights that are function arguments fold
@@ -420,7 +424,12 @@ def _plan(
         return rw.skip(top, affine.stopped or reasons.COST_NOTHING_REMOVED)
     owns = [None] * len(consumers)
     kept_reason = None
-    if not no_shift and not all(c.every_tap for c in consumers):
+    if not no_shift and narrowing is not None:
+        # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
+        # mean (|t| much larger than |x * s + t|) the bias cancels all of T's digits.
+        # x + t / s in F, then the convert, rounds A(x) / s: A(x)'s own relative error.
+        kept_reason = reasons.SHIFT_KEPT_WIDE
+    elif not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = reasons.SHIFT_KEPT
     elif not no_shift:
         owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
@@ -520,7 +529,7 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
         if affine.split is not None:
             x = rw.elementwise(stablehlo.MulOp, x, affine.split)
         if plan.moved is not None:
-            x = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
+            x = kept = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
         if plan.narrowing is not None:
             x = rw.build(stablehlo.ConvertOp, plan.narrowing.result.type, x)
     root_result = None
@@ -534,7 +543,7 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
             rw.replace_inside(linear, result)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top)
     if plan.moved is not None:
-        rw.note(x.owner, plan.kept_reason)
+        rw.note(kept.owner, plan.kept_reason)
     return outcome
 
 
