@@ -236,14 +236,15 @@ def test_every_pre_activation_batch_norm_left_has_a_report_line():
     assert through.location.split("/")[-2] == "block1_preact_bn"
 
 
-def _keras_conv_relu_batch_norm():
+def _keras_conv_relu_batch_norm(batch: int | str = 1):
     """Keras 3's `Conv2D(activation="relu")` -> `BatchNormalization` three times: two
-    convolutions and a Dense layer, the second norm with one negative gamma."""
+    convolutions and a Dense layer, the second norm with one negative gamma; exported
+    with `batch`, a size or a symbolic dimension's name."""
     import keras
     from keras import layers
 
     keras.utils.set_random_seed(0)
-    x_in = keras.Input((8, 8, 3), batch_size=1)
+    x_in = keras.Input((8, 8, 3), batch_size=batch if isinstance(batch, int) else None)
     x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv0")(x_in)
     x = layers.BatchNormalization(name="bn0")(x)
     x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv1")(x)
@@ -253,8 +254,9 @@ def _keras_conv_relu_batch_norm():
     x = layers.BatchNormalization(name="bn2")(x)
     model = keras.Model(x_in, x)
     _keras_statistics(model, seed=7, negative_gamma="bn1")
-    spec = jax.ShapeDtypeStruct((1, 8, 8, 3), np.float32)
-    return export.export(jax.jit(lambda v: model(v, training=False)))(spec).mlir_module()
+    (size,) = (batch,) if isinstance(batch, int) else export.symbolic_shape(batch)
+    spec = jax.ShapeDtypeStruct((size, 8, 8, 3), np.float32)
+    return export.export(jax.jit(lambda v: model(v, training=False)))(spec)
 
 
 def test_keras_conv_relu_batch_norm_folds_its_positive_scale_through_the_relu():
@@ -263,7 +265,7 @@ def test_keras_conv_relu_batch_norm_folds_its_positive_scale_through_the_relu():
     # it. bn0 is read only by conv1, so the input side takes it (its scale into conv1,
     # its shift kept as one add: conv1 pads); bn1 has a negative gamma and stays, with
     # its reason. Computed through XLA.
-    text = _keras_conv_relu_batch_norm()
+    text = _keras_conv_relu_batch_norm().mlir_module()
     compared = fold_and_compare(text, seed=8, batch_norms_left=0, folds=3)
     report = compared.report
     folds = {f.location.split("/")[-2]: (f.pattern, f.linear, f.through) for f in report.folds}
@@ -279,3 +281,52 @@ def test_keras_conv_relu_batch_norm_folds_its_positive_scale_through_the_relu():
         assert _activation_ops(compared.folded, name, 64) <= _activation_ops(text, name, 64), name
     # bn0's multiply is gone, bn1's (negative gamma) stays.
     assert (_activation_ops(text, "stablehlo.multiply", 64), _activation_ops(compared.folded, "stablehlo.multiply", 64)) == (2, 1)
+
+
+def test_keras_conv_relu_batch_norm_with_a_symbolic_batch_folds_through_the_relu_call():
+    # A symbolic batch makes jax.export write the relu as `call @relu(%b, %x)`, the
+    # dimension size first: the data operand is the second. The same folds as with a
+    # static batch, computed through XLA with a batch of 2.
+    exported = _keras_conv_relu_batch_norm("b")
+    assert "call @relu(%arg0, " in exported.mlir_module()
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert len(report.folds) == 3
+    folds = {f.location.split("/")[-2]: (f.pattern, f.linear, f.through) for f in report.folds}
+    assert folds["bn2"] == ("fold_scale_through_relu", "stablehlo.dot_general", "stablehlo.maximum")
+    through_skips = [
+        (s.location.split("/")[-2], s.reason) for s in report.skips if s.pattern == "fold_scale_through_relu"
+    ]
+    assert through_skips == [("bn1", SCALE_NEGATIVE)]
+    # XLA on the CPU cannot run the symbolic shape assertion as text: the Exporteds run.
+    x = np.random.default_rng(8).standard_normal((2, 8, 8, 3)).astype(np.float32)
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+def test_keras_max_pool_between_the_relu_and_the_batch_norm_lets_the_scale_through():
+    # maxpool(v) * s = maxpool(v * s) for s > 0 with a window of one along the channels:
+    # conv -> relu -> max-pool -> BN (a VGG or ResNet stem) and conv -> max-pool -> BN fold
+    # their scale into the convolution, one add left behind the max-pool. Through XLA.
+    import keras
+    from keras import layers
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((8, 8, 3), batch_size=1)
+    x = layers.Conv2D(8, 3, padding="same", activation="relu", name="conv0")(x_in)
+    x = layers.MaxPooling2D(3, 2, padding="same")(x)
+    x = layers.BatchNormalization(name="bn0")(x)
+    x = layers.Activation("relu")(x)
+    x = layers.Conv2D(8, 3, padding="same", name="conv1")(x)
+    x = layers.MaxPooling2D(2)(x)
+    x = layers.BatchNormalization(name="bn1")(x)
+    model = keras.Model(x_in, x)
+    _keras_statistics(model, seed=9)
+    spec = jax.ShapeDtypeStruct((1, 8, 8, 3), np.float32)
+    text = export.export(jax.jit(lambda v: model(v, training=False)))(spec).mlir_module()
+    compared = fold_and_compare(text, seed=10, batch_norms_left=0, folds=2)
+    folds = {f.location.split("/")[-2]: (f.pattern, f.through) for f in compared.report.folds}
+    assert folds == {
+        "bn0": ("fold_scale_through_relu", "stablehlo.maximum, stablehlo.reduce_window"),
+        "bn1": ("fold_scale_through_relu", "stablehlo.reduce_window"),
+    }
+    assert _activation_ops(compared.folded, "stablehlo.multiply", 32) == 0
+

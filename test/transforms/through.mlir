@@ -115,6 +115,103 @@ func.func @fold_scalar_onto_constant_weights(%arg0: tensor<2x4xf32>) -> tensor<2
 
 // -----
 
+// A symbolic batch: jax.export passes the dimension size first, `call @relu(%dim, %x)`,
+// and the callee's zero is broadcast to a shape built from it. The data operand is the
+// one the callee's maximum reads; the call is rebuilt on the scaled dot_general.
+// CHECK-LABEL: func.func @fold_dot_general_relu_call_with_dimension_argument(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @relu(%arg0, %[[D]]) : (tensor<i32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<?x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_relu_call_with_dimension_argument(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %r = call @relu(%arg0, %d) : (tensor<i32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+func.func private @relu(%arg0: tensor<i32>, %arg1: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %3 = stablehlo.maximum %arg1, %2 : tensor<?x3xf32>
+  return %3 : tensor<?x3xf32>
+}
+
+// -----
+
+// conv -> relu -> max-pool -> batch_norm_inference (a VGG or ResNet stem): the scale passes
+// the relu and the max-pool (-inf init, a window of one along the channels) into the
+// kernel; the shift stays behind the max-pool as one add.
+// CHECK-LABEL: func.func @fold_conv_relu_max_pool_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[R]], %{{.+}})
+// CHECK:         stablehlo.maximum
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %[[B]] : tensor<1x2x2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_relu_max_pool_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.maximum, stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// conv -> max-pool -> batch_norm_inference with the type's lowest value as init (no relu).
+// CHECK-LABEL: func.func @fold_conv_max_pool_lowest_init_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[C]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_max_pool_lowest_init_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -314,6 +411,105 @@ func.func @no_fold_folded_weights_overflow(%arg0: tensor<1x4x4x2xf32>) -> tensor
   return %y : tensor<1x4x4x3xf32>
 }
 
+// -----
+
+// The max-pool's init value is 0, not -inf: scaling would move it off the maximum's identity.
+// CHECK-LABEL: func.func @no_fold_max_pool_init_not_lowest(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_max_pool_init_not_lowest(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the max-pool's init value is not -inf or the lowest value: scaling would change its padding [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The max-pool's window spans two channels: each output mixes two scales.
+// CHECK-LABEL: func.func @no_fold_max_pool_window_spans_feature(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_max_pool_window_spans_feature(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 1]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 2>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the max-pool's window spans the feature dimension [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The max-pool result is also returned, so moving the scale into the kernel would change it.
+// CHECK-LABEL: func.func @no_fold_max_pool_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_max_pool_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: max-pool result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y, %p : tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The relu below the max-pool is also returned: it is read by more than the max-pool.
+// CHECK-LABEL: func.func @no_fold_relu_before_max_pool_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_relu_before_max_pool_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: relu result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y, %r : tensor<1x2x2x3xf32>, tensor<1x4x4x3xf32>
+}
 // -----
 
 // Not candidates, no line of this pattern: a relu of an argument, and a relu of a

@@ -25,6 +25,7 @@ __all__ = [
     "per_channel_f64",
     "per_channel_source",
     "per_feature_block_f64",
+    "uniform_f64",
 ]
 
 
@@ -42,6 +43,17 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     if vector is None or vector.shape[0] not in (1, size):
         return None
     return np.broadcast_to(vector, (size,))
+
+
+def uniform_f64(value: ir.Value) -> float | None:
+    """The one float64 value every element of `value` holds (a scalar constant, seen
+    through the same ops as `per_channel_f64`); else None.
+
+    >>> uniform_f64(broadcast_in_dim(constant(-inf), dims=[]))  # doctest: +SKIP
+    -inf
+    """
+    vector = _per_channel(value, None)
+    return None if vector is None or vector.shape != (1,) else float(vector[0])
 
 
 BINARY_UFUNC = {

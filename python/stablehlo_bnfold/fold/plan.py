@@ -47,10 +47,10 @@ class FoldPlan:
     dimensions is a constant bias over a block of them (a scalar times L + b with a
     [heads, head_dim] b), which reads its dynamic shape from the new linear op.
 
-    With `through` (a relu, `maximum(linear, 0)` or a call of one, that `root`'s chain
-    reads), the root is relu(linear) * scale + after: the relu is rebuilt on the new
-    linear op and the
-    rounded shift `after` (None when zero) added behind it."""
+    With `through` (the relus, `maximum(linear, 0)` or calls of one, and max-pools between
+    the linear op and `root`'s chain, the one reading the linear op first), the root is
+    P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
+    shift `after` (None when zero) added behind them."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -58,7 +58,7 @@ class FoldPlan:
     scale: PerChannel | None
     weights: tuple[NewWeights, ...]
     bias: np.ndarray | PerChannel | None
-    through: ir.OpView | None = None
+    through: tuple[ir.OpView, ...] = ()
     after: np.ndarray | None = None
 
 
@@ -70,13 +70,13 @@ def plan_fold(
     scale: PerChannel | None,
     shift: PerChannel,
     weights: tuple[Weights, ...] | None,
-    through: ir.OpView | None = None,
+    through: tuple[ir.OpView, ...] = (),
     after: np.ndarray | None = None,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
-    canonical form, or why there is none. With `through` (a relu between them, see
-    `FoldPlan`), `root` = relu(linear) * scale + after, `shift` the bias times the scale,
-    and `after` the constant shift kept behind the relu.
+    canonical form, or why there is none. With `through` (relus and max-pools between
+    them, see `FoldPlan`), `root` = P(linear) * scale + after, `shift` the bias times the
+    scale, and `after` the constant shift kept behind the last of them.
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -156,7 +156,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple) or plan.through is not None:
+    if isinstance(feature, tuple) or plan.through:
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
@@ -165,17 +165,29 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     elif bias is not None:
         added = rw.add_per_feature(linear_result, bias, feature, like)
-    if plan.through is None:
+    if not plan.through:
         return rw.folded(root, added, linear.linear)
-    chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
-    index = 0 if plan.through.operands[0] == chain_value else 1
-    relu = rw.with_operand(plan.through, index, added)
-    result = relu if plan.after is None else rw.add_per_feature(relu, plan.after, feature, relu)
+    reads = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
+    passed, rebuilt = added, []
+    for op in plan.through:
+        # The operand that reads the op below: of a maximum either one, of a call its data
+        # operand (after dimension sizes with a symbolic batch), of a max-pool its input.
+        index = next(i for i, v in enumerate(op.operands) if v == reads)
+        reads = op.results[0]
+        passed = rw.with_operand(op, index, passed)
+        rebuilt.append(passed)
+    result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, feature, passed)
     # A call is no pure op: the greedy driver never erases it once dead, and the old
-    # linear op would stay computed beside the new one. Only the chain reads it. Last:
-    # the ops above were built before it.
-    rw.replace_inside(plan.through, relu)
-    return rw.folded(root, result, linear.linear, through="stablehlo.maximum")
+    # linear op would stay computed beside the new one. Only the chain reads the last op,
+    # each op only the next. Last, from the chain down: the ops above were built before.
+    for op, new in reversed(list(zip(plan.through, rebuilt))):
+        rw.replace_inside(op, new)
+    # A relu, a maximum or a call of one, is reported as `stablehlo.maximum`.
+    through = ", ".join(
+        op.operation.name if isinstance(op, stablehlo.ReduceWindowOp) else "stablehlo.maximum"
+        for op in plan.through
+    )
+    return rw.folded(root, result, linear.linear, through=through)
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
@@ -199,11 +211,12 @@ def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.
     return linear_result
 
 
-def shape_read_from_chain(value: ir.Value, linear: BiasedLinear) -> bool:
+def shape_read_from_chain(value: ir.Value, linear: BiasedLinear, also: tuple[ir.Value, ...] = ()) -> bool:
     """Whether `value` is a dynamic broadcast whose shape is read from `linear`'s chain
-    (L or L + b): an op that keeps reading it would keep the replaced chain alive."""
+    (L or L + b) or from a value in `also` (ops rebuilt after it): an op that keeps
+    reading it would keep the replaced chain alive, or read a value defined after it."""
     if not isinstance(value.owner, stablehlo.DynamicBroadcastInDimOp):
         return False
-    chain_values = [linear.linear_value] + ([linear.bias_add.result] if linear.bias_add else [])
+    chain_values = [linear.linear_value] + ([linear.bias_add.result] if linear.bias_add else []) + list(also)
     read = shape_read_from(value.owner.output_dimensions)
     return any(v == c for v in read for c in chain_values)

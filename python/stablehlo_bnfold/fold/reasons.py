@@ -54,6 +54,9 @@ __all__ = [
     "PAD_SCALE_ZERO",
     "PER_FEATURE_OVERFLOW",
     "PRODUCER_USERS",
+    "POOL_INIT_NOT_LOWEST",
+    "POOL_SPANS_FEATURE",
+    "POOL_USERS",
     "RELU_USERS",
     "RESHAPES_CHANGE_SHAPE",
     "Reason",
@@ -199,6 +202,11 @@ READ_BY_LINEAR_OPS = Reason(
 SCALE_ONE = Reason("the scale is all ones: nothing passes the maximum")
 MAXIMUM_NOT_RELU = Reason("the maximum is not against zero: not a relu")
 RELU_USERS = Reason("relu result has other users")
+POOL_USERS = Reason("max-pool result has other users")
+POOL_INIT_NOT_LOWEST = Reason(
+    "the max-pool's init value is not -inf or the lowest value: scaling would change its padding"
+)
+POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
 SCALE_ZERO = Reason("per-channel scale has a zero: relu(v) * 0 is refused")

@@ -90,6 +90,12 @@ class FoldRewriter:
     def with_operands(self, op: ir.OpView, replacements: dict[int, ir.Value]) -> ir.Value:
         """A copy of `op` (same attributes and location) with operand i replaced by
         `replacements[i]`."""
+        if len(op.operation.regions):
+            # An op with a body (a max-pool's reduce_window): cloned with its regions.
+            copy = op.operation.clone(ip=self._ip())
+            for index, value in replacements.items():
+                copy.operands[index] = value
+            return self._track(copy).result
         operands = list(op.operands)
         for index, value in replacements.items():
             operands[index] = value
@@ -262,8 +268,8 @@ class FoldRewriter:
     ) -> Outcome:
         """Replace `op`'s single result with `replacement` and record that `folded` (by
         default `op`; for an input-side fold, the outermost affine op before the linear op
-        `op`) was folded into `linear`, passing across the op named `through` (a relu's
-        `stablehlo.maximum`) when given."""
+        `op`) was folded into `linear`, passing across the ops named in `through` (a relu's
+        `stablehlo.maximum`, a max-pool's `stablehlo.reduce_window`) when given."""
         self._recorder.fold(
             op if folded is None else folded,
             self._pattern,

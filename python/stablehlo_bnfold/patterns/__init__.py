@@ -11,7 +11,7 @@ translation once, so patterns never return booleans.
 Where a new pattern goes: in the module of its identity family (`batch_norm`: the op
 itself after a linear op; `decomposed`: a per-channel factor after one; `bias`: a
 per-channel shift after one, and the identity ops between; `precision`: a chain between
-a convert pair; `through`: a chain moved across an op it commutes with, a relu;
+a convert pair; `through`: a chain moved across an op it commutes with, a relu or a max-pool;
 `input_side`: a chain before a linear op), or a new module when it is a
 new family, with its lit file in test/transforms/ naming it. Its first docstring line is
 the identity (docs/passes.md is generated from it: `python3 -m stablehlo_bnfold.docs >
@@ -47,7 +47,7 @@ from .input_side import (
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
 )
 from .precision import FOLD_PRECISION_ISLAND
-from .through import FOLD_SCALE_THROUGH_RELU, FOLD_SCALE_THROUGH_RELU_CALL
+from .through import FOLD_SCALE_THROUGH_MAX_POOL, FOLD_SCALE_THROUGH_RELU, FOLD_SCALE_THROUGH_RELU_CALL
 
 __all__ = ["PATTERNS", "FoldRewriter", "Outcome", "Pattern", "build_pattern_set"]
 
@@ -64,6 +64,7 @@ PATTERNS: tuple[Pattern, ...] = (
     FOLD_PRECISION_ISLAND,
     FOLD_SCALE_THROUGH_RELU,
     FOLD_SCALE_THROUGH_RELU_CALL,
+    FOLD_SCALE_THROUGH_MAX_POOL,
     FOLD_INPUT_AFFINE_INTO_CONV,
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
     FOLD_INPUT_AFFINE_INTO_DOT,

@@ -15,20 +15,31 @@ into the linear op before the relu (`batch_norm.py`'s algebra),
     relu(L(x, K) [+ b]) * s + t = relu(L(x, K * s) [+ b * s]) + t
 
 which is Keras' `Conv2D(activation="relu")` followed by `BatchNormalization` (or a
-`Dense`), and any framework's conv -> ReLU -> BN. Issue 21 extends this module to the
-other ops a per-channel map commutes with (LeakyReLU, max-pool, mean, reshape, concat).
+`Dense`), and any framework's conv -> ReLU -> BN.
+
+Max-pooling commutes the same way: a `reduce_window` whose body is `maximum` takes the
+maximum of each window, and for s > 0 per channel, with a window of one along the
+channels, maxpool(v) * s = maxpool(v * s) exactly. Its init value pads the windows and
+starts each maximum; -inf (or the type's lowest value) is the identity of the maximum
+before and after scaling, where any other value would be scaled on one side only. So the
+scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN. Issue 21 extends
+this module to the other ops a per-channel map commutes with (LeakyReLU, mean, reshape,
+concat).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.per_channel import per_channel_f64
+from ..analysis.per_channel import per_channel_f64, uniform_f64
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype
+from ..constants import constant_attr, dimensions, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -44,19 +55,29 @@ from ..fold.plan import build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
-__all__ = ["FOLD_SCALE_THROUGH_RELU", "FOLD_SCALE_THROUGH_RELU_CALL", "fold_scale_through_relu"]
+__all__ = [
+    "FOLD_SCALE_THROUGH_MAX_POOL",
+    "FOLD_SCALE_THROUGH_RELU",
+    "FOLD_SCALE_THROUGH_RELU_CALL",
+    "fold_scale_through_relu",
+]
 
 
-def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewriter) -> Outcome:
-    """relu(L(x, K) [+ b]) * s + t = relu(L(x, K * s) [+ b * s]) + t
+def fold_scale_through_relu(
+    root: stablehlo.MaxOp | func.CallOp | stablehlo.ReduceWindowOp, rw: FoldRewriter
+) -> Outcome:
+    """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
-    relu is `maximum(v, 0)`, in the function or as a call of a private function whose
-    body returns it (`jax.nn.relu` is jitted: jax.export writes `call @relu`); A(y) =
+    P is a relu, a max-pool, or a chain of them, each read only by the next (conv ->
+    relu -> max-pool -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
+    a private function whose body returns it of one of its arguments (`jax.nn.relu` is
+    jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
+    batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`. A(y) =
     y * s + t is the chain of per-channel affine ops that
-    reads it (a batch_norm_inference, or the subtract, multiply, divide and add of a
+    reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights. The scale moves into the weights
-    (and the bias) before the relu; t stays behind it as one add. The fold and its
+    (and the bias) before P; t stays behind it as one add. The fold and its
     skips are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
@@ -64,44 +85,56 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     chain whose scale is all ones moves nothing and is not a candidate (a lone shift
     after a relu, as this fold leaves it).
 
-    Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand
-    of the maximum is L or L + b; a per-channel affine chain reads it, along a
-    dimension L's weights produce, with a scale that is not all ones; some reader of the
-    chain is not a linear op (the input side folds scale and shift into the linear ops
-    after it, which leaves no add where their padding allows; here t stays); the maximum's
-    other operand is a zero constant (a relu), whose shape, when dynamic, is not read
-    from L or L + b (the rebuilt relu would keep them computed); the relu's only user is
-    the chain; the
-    bias add's only user is the relu and L's the bias add or the relu; b is a finite
-    per-channel value; the weights can be scaled (a float constant, or with
+    Holds when, in this order: the element type is f16, bf16, f32 or f64; P's ops
+    lead down, each through its data operand, to L or L + b; a per-channel affine chain
+    reads P, along a dimension L's weights produce, with a scale that is not all ones;
+    some reader of the chain is not a linear op (the input side folds scale and shift
+    into the linear ops after it, which leaves no add where their padding allows; here t
+    stays); each maximum's other operand is a zero constant (a relu), whose shape, when
+    dynamic, is not read from L, L + b or an op of P below it (the rebuilt relu would
+    keep them computed, or read a value defined after it); each max-pool's init value is
+    -inf or the type's lowest value; each max-pool's window, stride, padding and
+    dilation along the feature dimension are one, one, none and one; each relu's and
+    max-pool's only user is the next op (the last one's the chain); the
+    bias add's only user is P's first op and L's the bias add or P's first op; b is a
+    finite per-channel value; the weights can be scaled (a float constant, or with
     `fold-weight-arguments` a parameter); the chain's scale and shift are constants; no
     scale is zero; no scale is negative; K * s, b * s and t are finite in their element
     types.
     """
-    result_type = ir.RankedTensorType(relu.result.type)
+    result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
-        return rw.not_candidate(relu, reasons.ELEMENT_TYPE)
-    found = _linear_operand(relu)
+        return rw.not_candidate(root, reasons.ELEMENT_TYPE)
+    found = _passed_ops(root)
     if found is None:
-        return rw.not_candidate(relu, reasons.NOT_RELU_OF_LINEAR)
-    linear, zero = found
-    above = _chain_above(relu, linear)
+        return rw.not_candidate(root, reasons.NOT_RELU_OF_LINEAR)
+    passed, linear = found
+    above = _chain_above(root, linear)
     if above is None:
-        return rw.not_candidate(relu, reasons.NO_CHAIN_ABOVE)
+        return rw.not_candidate(root, reasons.NO_CHAIN_ABOVE)
     chain, feature = above
-    scale, shift = chain.affine(relu.result)
+    scale, shift = chain.affine(root.results[0])
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
-        return rw.not_candidate(relu, reasons.SCALE_ONE)
+        return rw.not_candidate(root, reasons.SCALE_ONE)
     if _read_only_by_linear_ops(chain.top.result):
-        return rw.not_candidate(relu, reasons.READ_BY_LINEAR_OPS)
+        return rw.not_candidate(root, reasons.READ_BY_LINEAR_OPS)
     top, channels = chain.top, chain.channels
-    zeros = per_channel_f64(zero, feature, channels)
-    if zeros is None or np.any(zeros):
-        return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
-    if shape_read_from_chain(zero, linear):
-        return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
-    if not single_user(relu.result):
-        return rw.skip(top, reasons.RELU_USERS)
+    for i, step in enumerate(passed):
+        if step.zero is None:
+            continue
+        zeros = per_channel_f64(step.zero, feature, channels)
+        if zeros is None or np.any(zeros):
+            return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
+        if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
+            return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
+    for step in passed:
+        if step.zero is None:
+            refused = _max_pool_refused(step.op, feature)
+            if refused is not None:
+                return rw.skip(top, refused)
+    for step in passed:
+        if not single_user(step.op.results[0]):
+            return rw.skip(top, reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS)
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
     if isinstance(bias, Reason):
         return rw.skip(top, bias)
@@ -117,11 +150,92 @@ def fold_scale_through_relu(relu: stablehlo.MaxOp | func.CallOp, rw: FoldRewrite
     inner_shift = per_channel_op(np.multiply, bias, scale, top.result)
     plan = plan_fold(
         top, linear, feature, scale=scale, shift=inner_shift, weights=weights,
-        through=relu, after=shift,
+        through=tuple(step.op for step in passed), after=shift,
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
     return build(plan, rw)
+
+
+@dataclass(frozen=True)
+class _Passed:
+    """An op the scale passes: a relu (`zero` the maximum's other operand) or a max-pool
+    (`zero` None); `data` is the operand that reads the op below it, or L."""
+
+    op: ir.OpView
+    data: ir.Value
+    zero: ir.Value | None
+
+
+def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
+    """The relus and max-pools from L or L + b up to `root` (the one reading L first), and
+    L or L + b; None when `root` does not lead down to one through such ops."""
+    for data, zero in _data_operands(root):
+        linear = biased_linear(data)
+        if linear is not None:
+            return (_Passed(root, data, zero),), linear
+        below = data.owner
+        if isinstance(below, (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)):
+            found = _passed_ops(below)
+            if found is not None:
+                return (*found[0], _Passed(root, data, zero)), found[1]
+    return None
+
+
+def _data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
+    """(data operand, the maximum's other operand) for each way `op` may be a relu or a
+    max-pool (whose other operand is None); empty for any other op."""
+    if isinstance(op, stablehlo.MaxOp):
+        return [(op.lhs, op.rhs), (op.rhs, op.lhs)]
+    if isinstance(op, func.CallOp):
+        called = _called_maximum(op)
+        return [] if called is None else [called]
+    if isinstance(op, stablehlo.ReduceWindowOp) and _is_max_pool(op):
+        return [(op.inputs[0], None)]
+    return []
+
+
+def _is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
+    """Whether `op` reduces one operand with a body that returns `maximum` of its two
+    arguments."""
+    if len(op.inputs) != 1 or len(op.results) != 1 or len(op.body.blocks) != 1:
+        return False
+    block = op.body.blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 2 or not isinstance(ops[0], stablehlo.MaxOp):
+        return False
+    if len(ops[1].operands) != 1 or ops[1].operands[0] != ops[0].result:
+        return False
+    numbers = {_argument_number(ops[0].lhs, block), _argument_number(ops[0].rhs, block)}
+    return numbers == {0, 1}
+
+
+def _argument_number(value: ir.Value, block: ir.Block) -> int | None:
+    """`value`'s position among `block`'s arguments; None if it is not one of them."""
+    if isinstance(value, ir.BlockArgument) and value.owner == block:
+        return value.arg_number
+    return None
+
+
+def _max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
+    """Why the scale cannot pass `pool`, a max-pool: an init value (the padding, and each
+    maximum's start) other than -inf or the lowest value, which scaling would move off the
+    maximum's identity; or a window that mixes or skips channels along `feature`."""
+    init = uniform_f64(pool.init_values[0])
+    dtype = float_dtype(ir.RankedTensorType(pool.results[0].type).element_type)
+    if init is None or not (init == -np.inf or init == float(ml_dtypes.finfo(dtype).min)):
+        return reasons.POOL_INIT_NOT_LOWEST
+    attributes = pool.operation.attributes
+    along = [dimensions(pool.window_dimensions)[feature]]
+    for name in ("window_strides", "base_dilations"):
+        if name in attributes:
+            along.append(dimensions(attributes[name])[feature])
+    padding = [0, 0]
+    if "padding" in attributes:
+        padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2)[feature].tolist()
+    if any(n != 1 for n in along) or padding != [0, 0]:
+        return reasons.POOL_SPANS_FEATURE
+    return None
 
 
 def _read_only_by_linear_ops(value: ir.Value) -> bool:
@@ -133,46 +247,36 @@ def _read_only_by_linear_ops(value: ir.Value) -> bool:
 _LINEAR_OPS = frozenset(("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot"))
 
 
-def _linear_operand(relu: ir.OpView) -> tuple[BiasedLinear, ir.Value] | None:
-    """(L or L + b, the other operand of the maximum) for a maximum one of whose operands
-    is a linear chain, or a call of a function that returns the maximum of its argument
-    and another value (`_called_maximum`) on a linear chain; else None."""
-    if isinstance(relu, func.CallOp):
-        other = _called_maximum(relu)
-        linear = None if other is None else biased_linear(relu.operands[0])
-        return None if linear is None else (linear, other)
-    for value, other in ((relu.lhs, relu.rhs), (relu.rhs, relu.lhs)):
-        linear = biased_linear(value)
-        if linear is not None:
-            return linear, other
-    return None
-
-
 def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
     return constant_attr(linear.linear.operands[layout.weight_operand]) is None
 
 
-def _called_maximum(call: func.CallOp) -> ir.Value | None:
-    """For a call of a private function whose body returns `maximum(arg, z)` of its one
-    argument (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu`), the value
-    z in the callee; else None. The pass runs on the whole module, so the callee may be
-    read; it is never changed (the fold calls it again)."""
-    if len(call.operands) != 1 or len(call.results) != 1:
+def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
+    """For a call of a private function whose body returns `maximum(arg, z)` of one of its
+    arguments (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu(%x)`, or
+    `call @relu(%dim, %x)` with a symbolic batch, dimension sizes first), the call's
+    operand passed as that argument (its data operand, of the call's result type) and the
+    value z in the callee; else None. The pass runs on the whole module, so the callee may
+    be read; it is never changed (the fold calls it again)."""
+    if len(call.results) != 1:
         return None
     callee = _callee(call)
     if callee is None or len(callee.regions[0].blocks) != 1:
         return None
     block = callee.regions[0].blocks[0]
     returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != 1 or len(returned) != 1:
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
         return None
     maximum = returned[0].owner
     if not isinstance(maximum, stablehlo.MaxOp):
         return None
-    argument = block.arguments[0]
     for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-        if value == argument and other != argument:
-            return other
+        number = _argument_number(value, block)
+        if number is None or other == value:
+            continue
+        data = call.operands[number]
+        if data.type == call.results[0].type:
+            return data, other
     return None
 
 
@@ -190,12 +294,14 @@ def _callee(call: func.CallOp) -> func.FuncOp | None:
     return None
 
 
-def _chain_above(relu: stablehlo.MaxOp, linear: BiasedLinear) -> tuple[AffineChain, int] | None:
+def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, int] | None:
     """The longest per-channel affine chain (`affine_map.affine_chain`, parameters
-    included) that reads `relu` along a dimension `linear`'s weights produce, and that
-    dimension; None if no reader of the relu starts one. The chain is extended reader by
-    reader for as long as the one walk from the reader still reaches the relu."""
-    shape = ir.RankedTensorType(relu.result.type).shape
+    included) that reads `root` (a relu or max-pool) along a dimension `linear`'s weights
+    produce, and that dimension; None if no reader of `root` starts one. The chain is
+    extended reader by reader for as long as the one walk from the reader still reaches
+    `root`."""
+    result = root.results[0]
+    shape = ir.RankedTensorType(result.type).shape
     layouts = [(f, linear_layout(linear.linear, f)) for f in range(len(shape)) if shape[f] >= 0]
     # A scalar scale is per-channel along every dimension: constant weights first, as
     # `decomposed` does, never a dot_general's data operand when a constant is there.
@@ -204,11 +310,11 @@ def _chain_above(relu: stablehlo.MaxOp, linear: BiasedLinear) -> tuple[AffineCha
         channels = shape[feature]
         if layout is None:
             continue
-        for use in relu.result.uses:
+        for use in result.uses:
             found, reader = None, use.owner
             while isinstance(reader, CHAIN_OPS):
                 chain = affine_chain(reader.result, feature, channels, True)
-                if not isinstance(chain, AffineChain) or chain.x != relu.result:
+                if not isinstance(chain, AffineChain) or chain.x != result:
                     break
                 found = chain
                 if not single_user(reader.result):
@@ -228,3 +334,7 @@ FOLD_SCALE_THROUGH_RELU_CALL = Pattern(
     "fold_scale_through_relu", func.CallOp, fold_scale_through_relu
 )
 """The same identity on a relu that is a call (one pattern per root op class)."""
+FOLD_SCALE_THROUGH_MAX_POOL = Pattern(
+    "fold_scale_through_relu", stablehlo.ReduceWindowOp, fold_scale_through_relu
+)
+"""The same identity with a max-pool as the last op passed."""
