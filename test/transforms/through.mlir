@@ -512,6 +512,46 @@ func.func @no_fold_relu_before_max_pool_other_users(%arg0: tensor<1x4x4x2xf32>) 
 }
 // -----
 
+// The shift left behind the relu does not fit its element type: f16 offset 60000 minus
+// mean -100 times scale 100 is 70000.
+// CHECK-LABEL: func.func @no_fold_shift_after_relu_overflows(
+// CHECK:         stablehlo.maximum
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_shift_after_relu_overflows(%arg0: tensor<1x4x4x2xf16>) -> tensor<1x4x4x3xf16> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf16>, tensor<2x2x2x3xf16>) -> tensor<1x4x4x3xf16>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf16>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf16>
+  %scale = stablehlo.constant dense<[100.0, 100.0, 100.0]> : tensor<3xf16>
+  %offset = stablehlo.constant dense<[60000.0, 60000.0, 60000.0]> : tensor<3xf16>
+  %mean = stablehlo.constant dense<[-100.0, -100.0, -100.0]> : tensor<3xf16>
+  %var = stablehlo.constant dense<[1.0, 1.0, 1.0]> : tensor<3xf16>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: folded bias overflows its element type [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) -> tensor<1x4x4x3xf16>
+  return %y : tensor<1x4x4x3xf16>
+}
+
+// -----
+
+// Integers: an i32 convolution, its relu and a per-channel integer multiply are no
+// float chain (not a candidate; the module is left as it is).
+// CHECK-LABEL: func.func @no_fold_integer_relu(
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]]
+// CHECK:         stablehlo.multiply %[[R]]
+func.func @no_fold_integer_relu(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi32> {
+  %k = stablehlo.constant dense<1> : tensor<2x2x2x3xi32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xi32>, tensor<2x2x2x3xi32>) -> tensor<1x4x4x3xi32>
+  %zero = stablehlo.constant dense<0> : tensor<1x4x4x3xi32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xi32>
+  %s = stablehlo.constant dense<[2, 3, 4]> : tensor<3xi32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xi32>) -> tensor<1x4x4x3xi32>
+  %y = stablehlo.multiply %r, %sb : tensor<1x4x4x3xi32>
+  return %y : tensor<1x4x4x3xi32>
+}
+
+// -----
+
 // Not candidates, no line of this pattern: a relu of an argument, and a relu of a
 // convolution that no per-channel chain reads.
 // CHECK-LABEL: func.func @no_fold_relu_of_argument_or_without_chain(
