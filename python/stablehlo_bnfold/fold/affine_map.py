@@ -61,6 +61,7 @@ __all__ = [
     "affine_step",
     "batch_norm_scale",
     "batch_norm_statistics",
+    "bias_and_weights",
     "biased_linear",
     "chain_bias",
     "computed_by_linear_op",
@@ -194,6 +195,17 @@ def chain_bias(
     if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):
         return reasons.BIAS_NOT_FINITE
     return bias
+
+
+def bias_and_weights(
+    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False
+) -> tuple[PerChannel, tuple[Weights, ...]] | Reason:
+    """`chain_bias`, then `weights_of`: both, or the first reason."""
+    bias = chain_bias(chain, feature, channels, fold_weight_arguments)
+    if isinstance(bias, Reason):
+        return bias
+    weights = weights_of(chain, feature, fold_weight_arguments)
+    return weights if isinstance(weights, Reason) else (bias, weights)
 
 
 def _chain_users_reason(chain: BiasedLinear) -> Reason | None:

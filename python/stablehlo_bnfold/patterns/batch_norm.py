@@ -23,9 +23,8 @@ from ..fold.affine_map import (
     batch_norm_scale,
     batch_norm_statistics,
     biased_linear,
-    chain_bias,
+    bias_and_weights,
     per_channel_op,
-    weights_of,
 )
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
@@ -61,12 +60,10 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     linear = biased_linear(bn.operand)
     if linear is None:
         return rw.skip(bn, reasons.NOT_LINEAR)
-    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
-    if isinstance(bias, Reason):
-        return rw.skip(bn, bias)
-    weights = weights_of(linear, feature, rw.fold_weight_arguments)
-    if isinstance(weights, Reason):
-        return rw.skip(bn, weights)
+    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments)
+    if isinstance(found, Reason):
+        return rw.skip(bn, found)
+    bias, weights = found
     stats = batch_norm_statistics(bn, rw.fold_weight_arguments)
     if isinstance(stats, Reason):
         return rw.skip(bn, stats)

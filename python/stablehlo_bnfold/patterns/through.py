@@ -47,9 +47,8 @@ from ..fold.affine_map import (
     BiasedLinear,
     affine_chain,
     biased_linear,
-    chain_bias,
+    bias_and_weights,
     per_channel_op,
-    weights_of,
 )
 from ..fold.plan import build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
@@ -135,12 +134,10 @@ def fold_scale_through_relu(
     for step in passed:
         if not single_user(step.op.results[0]):
             return rw.skip(top, reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS)
-    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments)
-    if isinstance(bias, Reason):
-        return rw.skip(top, bias)
-    weights = weights_of(linear, feature, rw.fold_weight_arguments)
-    if isinstance(weights, Reason):
-        return rw.skip(top, weights)
+    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments)
+    if isinstance(found, Reason):
+        return rw.skip(top, found)
+    bias, weights = found
     if not chain.constant:
         return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
     if np.any(scale == 0):
