@@ -257,6 +257,9 @@ def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     be read; it is never changed (the fold calls it again)."""
     if len(call.results) != 1:
         return None
+    result_type = call.results[0].type
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
+        return None  # no operand a fold could pass: the callee is not looked up (a scan)
     callee = _callee(call)
     if callee is None or len(callee.regions[0].blocks) != 1:
         return None
@@ -275,6 +278,13 @@ def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
         if data.type == call.results[0].type:
             return data, other
     return None
+
+
+_BELOW_A_RELU = (
+    stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp, stablehlo.AddOp,
+    stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp,
+)
+"""What a relu's data may be computed by for this pattern: L, L + b, a relu, a max-pool."""
 
 
 def _callee(call: func.CallOp) -> func.FuncOp | None:
