@@ -36,7 +36,13 @@ class Fold:
     op: str
     linear: str
     through: str = ""
-    """The op the fold passed the affine map across (`stablehlo.maximum`), if any."""
+    """The ops the fold passed the affine map across (`stablehlo.maximum`), if any."""
+
+    @property
+    def producer(self) -> str:
+        """`linear` under its first name, kept for code written against it (it named the
+        linear op after the batch norm too, for input-side folds)."""
+        return self.linear
 
 
 @dataclass(frozen=True)

@@ -300,6 +300,7 @@ def test_report_lists_each_fold_and_each_skip_with_location_pattern_and_reason()
         "stablehlo.batch_norm_inference",
         "stablehlo.convolution",
     )
+    assert fold.producer == fold.linear  # its first name, for code written against it
     assert skip.location.endswith(":" + _batch_norm_position(text, "%bn2"))
     assert (skip.pattern, skip.op, skip.reason) == (
         "fold_bn_into_linear",
