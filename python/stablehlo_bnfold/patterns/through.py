@@ -43,6 +43,7 @@ from ..constants import constant_attr, dimensions, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
+    LINEAR_OPS,
     AffineChain,
     BiasedLinear,
     affine_chain,
@@ -237,11 +238,8 @@ def _max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | 
 
 def _read_only_by_linear_ops(value: ir.Value) -> bool:
     """Whether every op that reads `value` is a convolution, dot_general or dot."""
-    names = [use.owner.name for use in value.uses]
-    return bool(names) and all(name in _LINEAR_OPS for name in names)
-
-
-_LINEAR_OPS = frozenset(("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot"))
+    readers = [use.owner for use in value.uses]
+    return bool(readers) and all(isinstance(reader, LINEAR_OPS) for reader in readers)
 
 
 def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
@@ -280,10 +278,7 @@ def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     return None
 
 
-_BELOW_A_RELU = (
-    stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp, stablehlo.AddOp,
-    stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp,
-)
+_BELOW_A_RELU = (*LINEAR_OPS, stablehlo.AddOp, stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)
 """What a relu's data may be computed by for this pattern: L, L + b, a relu, a max-pool."""
 
 
