@@ -30,8 +30,8 @@ from jaxlib.mlir import ir
 import stablehlo_bnfold
 from stablehlo_bnfold.fold.reasons import (
     DATA_DEPENDENT,
-    NO_LINEAR_OP,
     SCALE_NEGATIVE,
+    SHIFT_KEPT_PASSED,
     WEIGHTS_ARE_ACTIVATIONS,
 )
 
@@ -205,9 +205,11 @@ def test_batch_norms_after_and_before_a_tf_dense_dot_fold_and_compute_the_same()
     assert {f.linear for f in compared.report.folds} == {"stablehlo.dot"}
 
 
-def test_every_pre_activation_batch_norm_left_has_a_report_line():
-    # ResNetV2 / DenseNet: BN -> relu -> conv, after a relu. No linear op is next to the
-    # batch norm, so it stays; the report must say so once per batch norm, not "skipped 0".
+def test_every_pre_activation_batch_norm_folds_through_its_relu():
+    # ResNetV2 / DenseNet: BN -> relu -> conv. The first batch norm follows the input:
+    # its scale moves forward through the relu into the convolution after it (issue 21),
+    # its shift stays in front as one add, with a report line. The second follows a
+    # conv -> relu: its scale moves back into that convolution (patterns/through.py).
     import keras
     from keras import layers
 
@@ -228,12 +230,14 @@ def test_every_pre_activation_batch_norm_left_has_a_report_line():
     exported = export.export(jax.jit(lambda v: model(v, training=False)))(spec)
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
 
-    lines = [s for s in report.skips if s.reason.startswith(NO_LINEAR_OP)]
-    assert [s.location.split("/")[-2] for s in lines] == ["block0_preact_bn"]
-    assert len(report.skips) == 1
-    # block1's batch norm reads block0's Conv2D(activation="relu"): it folds through it.
-    (through,) = [f for f in report.folds if f.through]
-    assert through.location.split("/")[-2] == "block1_preact_bn"
+    folds = {f.location.split("/")[-2]: (f.pattern, f.through) for f in report.folds}
+    assert folds == {
+        "block0_preact_bn": ("fold_input_affine_into_conv", "stablehlo.maximum"),
+        "block1_preact_bn": ("fold_scale_through_relu", "stablehlo.maximum"),
+    }
+    assert [s.reason for s in report.skips] == [SHIFT_KEPT_PASSED]
+    x = np.random.default_rng(8).standard_normal((1, 8, 8, 4)).astype(np.float32)
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
 
 
 def _keras_conv_relu_batch_norm(batch: int | str = 1):

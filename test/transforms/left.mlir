@@ -6,18 +6,17 @@
 // it at its outermost op, with what it reads and what reads it. Positive cases (a line)
 // first, then the ops that are no chain (no line).
 
-// DenseNet's and ResNetV2's pre-activation batch norm, as Keras writes it: y * inv +
-// (beta - mean * inv), then relu, then the convolution.
-func.func @preactivation_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+// A batch norm as Keras writes it, y * inv + (beta - mean * inv), before a tanh and a
+// convolution: no scale passes a tanh (a relu, max-pool or pad it would: input_side.mlir).
+func.func @batch_norm_before_tanh(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
   %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
   %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
   %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
-  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.maximum) [stablehlo-fold-batch-norm]
+  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.tanh) [stablehlo-fold-batch-norm]
   %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
-  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
-  %r = stablehlo.maximum %y, %zero : tensor<1x4x4x2xf32>
+  %r = stablehlo.tanh %y : tensor<1x4x4x2xf32>
   %k = stablehlo.constant dense<0.5> : tensor<3x3x2x3xf32>
   %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
   return %c : tensor<1x4x4x3xf32>

@@ -51,7 +51,9 @@ __all__ = [
     "NO_ISLAND",
     "NO_LINEAR_OP",
     "NO_MASTER_WEIGHTS",
+    "PAD_NOT_ZERO",
     "PAD_SCALE_ZERO",
+    "PAD_SPANS_FEATURE",
     "PER_FEATURE_OVERFLOW",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
@@ -61,12 +63,14 @@ __all__ = [
     "RESHAPES_CHANGE_SHAPE",
     "Reason",
     "SCALE_NEGATIVE",
+    "SCALE_NEGATIVE_POOL",
     "SCALE_NOT_CONSTANT",
     "SCALE_ONE",
     "SCALE_ZERO",
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
+    "SHIFT_KEPT_PASSED",
     "SHIFT_KEPT_WIDE",
     "SHIFT_NOT_CONSTANT",
     "SHIFT_NOT_FINITE",
@@ -213,6 +217,18 @@ SCALE_ZERO = Reason("per-channel scale has a zero: relu(v) * 0 is refused")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: relu(v) * s is not relu(v * s)")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
 Making it positive (Samsung ONE's gamma = 1e-10) would change the results."""
+
+# Forward through a ReLU, max-pool or pad (patterns/input_side.py, analysis/passage.py).
+PAD_NOT_ZERO = Reason("the pad's padding value is not zero: scaling would change it")
+PAD_SPANS_FEATURE = Reason("the pad pads the feature dimension")
+SCALE_NEGATIVE_POOL = Reason(
+    "per-channel scale is negative before a max-pool: maxpool(v * s) is not maxpool(v) * s"
+)
+"""Why a negative scale does not pass a max-pool forward: the maximum of v * s for s < 0
+is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
+SHIFT_KEPT_PASSED = Reason("the shift cannot pass the relu, max-pool or pad after it")
+"""Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
+them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
 
 # Chains no pattern looked at.
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")

@@ -55,6 +55,27 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
+Forward across a relu, a max-pool or a zero pad (`analysis.passage`): a chain's result
+may reach its linear ops through ops that commute with a positive per-feature scale and
+keep the feature dimension (pre-activation networks: BN -> ReLU -> conv in DenseNet and
+ResNetV2, BN -> ReLU -> max-pool -> conv). For s > 0,
+
+    relu(x * s + t) = relu(x + t / s) * s,   maxpool(v * s) = maxpool(v) * s,
+    pad(v * s, 0) = pad(v, 0) * s,
+
+so the scale folds into every linear op at the end, L(P(x * s + t), K) = L(P(x + t / s),
+K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pool's and a pad's
+padding is not shifted) and stays in front as one add x + t / s, none where t is zero. A
+negative scale passes a relu too, as a clamp: relu(s * u) = s * clamp(lo, u, hi) with
+(lo, hi) = (0, +inf) where s > 0 and (-inf, 0) where s < 0, exactly (s * u >= 0 iff u
+is on the side of 0 the sign of s picks); the relu (a maximum, or a call of one, which is
+replaced at the call) becomes `clamp` with per-channel bounds when some s is negative.
+A max-pool has no such form (the maximum of v * s for s < 0 is s times the minimum of
+v), and a zero scale leaves no x + t / s: both are refused. A scale that is not a
+constant has no known sign: refused, with or without `fold-weight-arguments`. The
+relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
+go: mul + add + relu become add + relu (or clamp), on the same tensor.
+
 Every rewrite removes at least one activation-sized op and never moves one onto a larger
 tensor. The chain's ops (a batch norm counts as a multiply and an add) are removed; each
 consumer needs a bias add after it, unless the shift is zero or the bias merges into the
@@ -74,6 +95,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
+from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, passed_by
 from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
@@ -89,6 +111,7 @@ from ..fold.affine_map import (
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine
+from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
@@ -116,25 +139,33 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
-    layer), then the chain's only user, with the chain's values constants; every user
-    of the chain's result (or the convert's) is a linear op reading it along the feature,
-    and for each: no dynamic dimension is contracted or windowed (the weights' shape is
-    static); the result and the weights are of a supported float type, the weights at
-    least as wide as the activation and result, a constant (or, in the graph, not
+    layer), then the chain's only user, with the chain's values constants, or such a chain
+    below relus, max-pools and zero pads (its scale not all ones: a shift alone reached
+    through a relu is no candidate); every user of the chain's result (or the convert's) is
+    a linear op reading it along the feature or, without a convert, a relu, max-pool or pad
+    whose users are walked alike: a relu's other operand is zero, a max-pool's init value is
+    -inf or the lowest value and its window, stride, padding and dilation along the feature
+    are one, one, none and one, a pad's padding value is zero and it pads nothing along the
+    feature; and for each linear op: no dynamic dimension is contracted or windowed (the
+    weights' shape is static); the result and the weights are of a supported float type, the
+    weights at least as wide as the activation and result, a constant (or, in the graph, not
     computed by a linear op, and not grouped; through a convert, a convert to T of a
     constant at least as wide as F: master weights), and finite; with steps in the graph,
     the chain's constants are finite in the activation's type; the fold removes an
-    activation-sized op; where the convolution pads or dilates its input, or the bias adds
-    the fold needs (none where the shift is zero or merges into the consumer's own bias
-    add) are not fewer than the chain's ops or one is on a result larger than the input,
-    the shift stays in front as x + t / s, which needs s not all ones (and, where it stays
-    for the bias adds, two removed ops or more), everything a constant and no s zero, and
-    t / s finite in the activation's type; for each consumer, the bias and K * s are
-    finite in their element types (in the graph, the scale and shift, where they are
-    constants, in the weights' type), and with x + t / s, rounding K * s, magnified by
-    t / s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
-    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
-    cost is reported with that op's reason.
+    activation-sized op; with a relu, max-pool or pad passed, the chain's values are
+    constants, no scale is zero, no scale is negative where a max-pool is passed, and with a
+    shift the chain has two activation-sized ops or more, the shift staying in front as x +
+    t / s (as below); where the convolution pads or dilates its input, or the bias adds the
+    fold needs (none where the shift is zero or merges into the consumer's own bias add) are
+    not fewer than the chain's ops or one is on a result larger than the input, the shift
+    stays in front as x + t / s, which needs s not all ones (and, where it stays for the
+    bias adds, two removed ops or more), everything a constant and no s zero, and t / s
+    finite in the activation's type; for each consumer, the bias and K * s are finite in
+    their element types (in the graph, the scale and shift, where they are constants, in the
+    weights' type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most
+    eps of sum |K * t| per output feature. A chain that stops at a per-feature op it cannot
+    fold (a NaN variance under the bias add) and is refused for cost is reported with that
+    op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -171,14 +202,14 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     (`_build`)."""
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(_narrowed(v)[0].owner, CHAIN_OPS) for v in linear.operands):
+    if not any(isinstance(_chained(v)[0].owner, CHAIN_OPS) for v in linear.operands):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
-        chained, narrowing = _narrowed(activation)
+        chained, narrowing = _chained(activation)
         channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
         affine = affine_chain(chained, layout.feature, channels, arguments, split=True)
         if isinstance(affine, str):
@@ -191,6 +222,22 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             plan = _plan(linear, layout, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
+
+
+def _chained(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
+    """Where a chain on `value` would end: below the relus, max-pools and pads that
+    compute it from a per-feature affine op (`analysis.passage`; which of them pass is
+    decided from the chain, reader by reader), else `_narrowed(value)`."""
+    below = value
+    while isinstance(below.owner, PASSAGE_OPS):
+        op = below.owner
+        datas = [op.operand] if isinstance(op, stablehlo.PadOp) else [d for d, _ in data_operands(op)]
+        below = next((d for d in datas if isinstance(d.owner, (*PASSAGE_OPS, *CHAIN_OPS))), None)
+        if below is None:
+            return value, None
+    if below != value:
+        return below, None
+    return _narrowed(value)
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
@@ -255,29 +302,45 @@ class _Consumer:
 
 
 def _consumers(
-    activation: ir.Value, feature: int, fold_weight_arguments: bool, wide: np.dtype | None
-) -> list[_Consumer] | str:
+    activation: ir.Value, feature: int, fold_weight_arguments: bool, wide: np.dtype | None,
+    channels: int | None,
+) -> tuple[list[_Consumer], list[Passed]] | str:
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
-    computed in that wider type); or why one of them cannot take it (the first)."""
-    found = []
-    for use in activation.uses:
-        user = use.owner
-        layout = next(
-            (
-                l for l in input_layouts(user)
-                if l.activation == use.operand_number and l.feature == feature
-                and user.operands[l.weight_operand] != activation
-            ),
-            None,
-        )
-        if layout is None:
-            return reasons.AFFINE_USERS.detailed(user.name)
-        consumer = _consumer(user, layout, fold_weight_arguments, wide)
-        if isinstance(consumer, str):
-            return consumer
-        found.append(consumer)
-    return found
+    computed in that wider type); or why one of them cannot take it (the first). With
+    `channels` (no narrowing convert between), a reader may also be a relu, max-pool or
+    pad that a positive scale passes (`analysis.passage.passed_by`), whose readers are
+    walked alike: the linear ops, and the ops passed on the way, in the order walked."""
+    found, passed = [], []
+    pending = [activation]
+    while pending:
+        value = pending.pop(0)
+        for use in value.uses:
+            user = use.owner
+            if channels is not None:
+                step = passed_by(user, value, feature, channels)
+                if isinstance(step, Passed):
+                    passed.append(step)
+                    pending.append(step.op.results[0])
+                    continue
+                if step is not None:
+                    return step
+            layout = next(
+                (
+                    l for l in input_layouts(user)
+                    if l.activation == use.operand_number and l.feature == feature
+                    and user.operands[l.weight_operand] != value
+                ),
+                None,
+            )
+            if layout is None or any(c.linear == user for c in found):
+                # (Also a linear op reaching the chain twice, through two operands.)
+                return reasons.AFFINE_USERS.detailed(user.name)
+            consumer = _consumer(user, layout, fold_weight_arguments, wide)
+            if isinstance(consumer, str):
+                return consumer
+            found.append(consumer)
+    return found, passed
 
 
 def _consumer(
@@ -384,6 +447,11 @@ class _Plan:
     kept_reason: str | None
     consumers: tuple[_ConsumerPlan, ...]
     narrowing: stablehlo.ConvertOp | None
+    passed: tuple[Passed, ...] = ()
+    """The relus, max-pools and pads between the chain and consumers that read it through
+    them, in the order walked."""
+    negative: np.ndarray | None = None
+    """Where the scale is negative, when a relu is passed: each relu becomes a clamp."""
 
 
 def _plan(
@@ -397,6 +465,12 @@ def _plan(
     activation = linear.operands[layout.activation]
     x = affine.x
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
+    scale, shift = affine.affine(activation)
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    if narrowing is None and activation != top.result and unit_scale:
+        # A shift alone, reached through a relu (a bias add before the relu of every
+        # CNN): nothing would pass the relu. Decided before the weights are read.
+        return rw.not_candidate(top, reasons.SHIFT_ALONE)
     if narrowing is not None and not single_user(top.result):
         return rw.skip(top, reasons.ISLAND_USERS)
     if narrowing is not None and not affine.constant:
@@ -404,15 +478,18 @@ def _plan(
         # against master weights.
         return rw.skip(top, reasons.ISLAND_NOT_CONSTANT)
     wide = activation_dtype if narrowing is not None else None  # the chain's type F
-    consumers = _consumers(activation, layout.feature, rw.fold_weight_arguments, wide)
-    if isinstance(consumers, str):
-        return _refuse(rw, affine, consumers)
+    channels = affine.channels if narrowing is None else None  # no op passed after a convert
+    walked = _consumers(
+        activation if narrowing is not None else top.result, layout.feature,
+        rw.fold_weight_arguments, wide, channels,
+    )
+    if isinstance(walked, str):
+        return _refuse(rw, affine, walked)
+    consumers, passed = walked
     exact = affine.constant and all(c.stored is not None for c in consumers)
-    scale, shift = affine.affine(activation)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
-    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     x_size = _size(activation)
     removed = affine.activation_ops()
 
@@ -424,7 +501,17 @@ def _plan(
         return rw.skip(top, affine.stopped or reasons.COST_NOTHING_REMOVED)
     owns = [None] * len(consumers)
     kept_reason = None
-    if not no_shift and narrowing is not None:
+    negative = None
+    if passed and not unit_scale:
+        refused = _passage_refused(affine, passed, scale, no_shift, removed)
+        if refused is not None:
+            return rw.skip(top, refused)
+        if any(p.is_relu for p in passed) and np.any(scale < 0):
+            negative = scale < 0
+        kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
+    elif passed:
+        kept_reason = None if no_shift else reasons.SHIFT_ALONE
+    elif not no_shift and narrowing is not None:
         # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
         # mean (|t| much larger than |x * s + t|) the bias cancels all of T's digits.
         # x + t / s in F, then the convert, rounds A(x) / s: A(x)'s own relative error.
@@ -466,7 +553,28 @@ def _plan(
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
-    return _Plan(linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing)
+    return _Plan(
+        linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
+        tuple(passed), negative,
+    )
+
+
+def _passage_refused(
+    affine: AffineChain, passed: list[Passed], scale: PerChannel, no_shift: bool, removed: int
+) -> Reason | None:
+    """Why a scale cannot move forward across the `passed` relus, max-pools and pads:
+    its sign is unknown (not a constant), a scale is zero, a negative one meets a
+    max-pool (a relu becomes a clamp instead), or the add x + t / s left in front would
+    remove no op."""
+    if not affine.constant:
+        return reasons.SCALE_NOT_CONSTANT
+    if np.any(scale == 0):
+        return reasons.SCALE_ZERO
+    if np.any(scale < 0) and any(not p.is_relu and isinstance(p.op, stablehlo.ReduceWindowOp) for p in passed):
+        return reasons.SCALE_NEGATIVE_POOL
+    if not no_shift and removed < 2:
+        return reasons.COST_NOTHING_REMOVED
+    return None
 
 
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
@@ -524,35 +632,79 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     recorded."""
     affine = plan.affine
     top, x = affine.top, affine.x
+    # With ops passed, a dynamic shape is read from the chain's own broadcast (Keras's
+    # symbolic-batch export builds it from the batch argument), not from the data.
+    like = _shape_source(affine) if plan.passed else x
     with rw.building_before(top):
         scale, shift = rw.realize(plan.scale, plan.shift)
         if affine.split is not None:
             x = rw.elementwise(stablehlo.MulOp, x, affine.split)
         if plan.moved is not None:
-            x = kept = rw.add_per_feature(x, plan.moved, plan.layout.feature, x)
+            x = kept = rw.add_per_feature(x, plan.moved, plan.layout.feature, like)
         if plan.narrowing is not None:
             x = rw.build(stablehlo.ConvertOp, plan.narrowing.result.type, x)
+    reads = top.result if plan.narrowing is None else plan.narrowing.result
     root_result = None
     for consumer_plan in plan.consumers:
         linear = consumer_plan.consumer.linear
         with rw.building_before(linear):
-            result = _build_consumer(rw, consumer_plan, x, scale, shift, top)
+            result = _build_consumer(rw, consumer_plan, x, reads, scale, shift, top)
         if linear == plan.linear:
             root_result = result
         else:
             rw.replace_inside(linear, result)
-    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top)
+    if plan.negative is not None:
+        for passed in plan.passed:
+            if passed.is_relu:
+                _clamp(rw, passed, plan.negative, plan.layout.feature, like)
+    through = ", ".join(p.name for p in plan.passed)
+    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
+    if plan.passed:
+        # The relus, pools and pads read the chain: they read x (+ t / s) instead.
+        rw.replace_inside(top, x)
     if plan.moved is not None:
         rw.note(kept.owner, plan.kept_reason)
     return outcome
 
 
+def _shape_source(affine: AffineChain) -> ir.Value:
+    """A value of the chain's type to read a dynamic shape from: a per-feature operand of
+    the chain broadcast by `dynamic_broadcast_in_dim` when there is one, else x."""
+    for step in affine.steps:
+        for operand in step.op.operands:
+            if (
+                operand != step.down and operand.type == step.op.result.type
+                and isinstance(operand.owner, stablehlo.DynamicBroadcastInDimOp)
+            ):
+                return operand
+    return affine.x
+
+
+def _clamp(rw: FoldRewriter, relu: Passed, negative: np.ndarray, feature: int, like: ir.Value) -> None:
+    """Replace `relu` by `clamp(lo, v, hi)` per channel: relu(s * v) = s * clamp(lo, v, hi)
+    with (lo, hi) = (0, +inf) where s > 0 and (-inf, 0) where s < 0, the s moved into the
+    linear ops after it. A call of a relu is replaced at the call (the callee stays)."""
+    data = relu.data
+    element = ir.RankedTensorType(data.type).element_type
+    dtype = float_dtype(element)
+    lo = np.where(negative, -np.inf, 0.0).astype(dtype)
+    hi = np.where(negative, 0.0, np.inf).astype(dtype)
+    vector = ir.RankedTensorType.get([len(negative)], element)
+    with rw.building_before(relu.op):
+        bounds = [
+            rw.broadcast(rw.constant(b, vector, relu.op.location), like, feature) for b in (lo, hi)
+        ]
+        clamped = rw.build(stablehlo.ClampOp, bounds[0], data, bounds[1])
+    rw.replace_inside(relu.op, clamped)
+
+
 def _build_consumer(
-    rw: FoldRewriter, plan: _ConsumerPlan, x: ir.Value, scale: PerChannel, shift: PerChannel,
-    top: ir.OpView,
+    rw: FoldRewriter, plan: _ConsumerPlan, x: ir.Value, reads: ir.Value, scale: PerChannel,
+    shift: PerChannel, top: ir.OpView,
 ) -> ir.Value:
-    """The new linear op reading `x`; its bias added after it, or merged into its own
-    bias add (which is replaced here)."""
+    """The new linear op reading `x` where it read `reads` (the chain's result, or its
+    narrowing convert), else what it read (a relu, pool or pad the scale passed); its
+    bias added after it, or merged into its own bias add (which is replaced here)."""
     consumer, own = plan.consumer, plan.own
     layout = consumer.layout
     if plan.scaled is not None:
@@ -560,7 +712,10 @@ def _build_consumer(
         new_weights = rw.constant(plan.scaled, weights_type, consumer.weights.owner.location)
     else:
         new_weights = _scaled_in_graph(rw, consumer, scale)
-    result = rw.with_operands(consumer.linear, {layout.activation: x, layout.weight_operand: new_weights})
+    operands = {layout.weight_operand: new_weights}
+    if consumer.linear.operands[layout.activation] == reads:
+        operands[layout.activation] = x
+    result = rw.with_operands(consumer.linear, operands)
     if plan.no_shift:
         return result
     if own is None:

@@ -31,15 +31,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.passage import data_operands as _data_operands
+from ..analysis.passage import max_pool_refused as _max_pool_refused
+from ..analysis.per_channel import per_channel_f64
 from ..analysis.users import single_user
-from ..constants import constant_attr, dimensions, float_dtype
+from ..constants import constant_attr, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -180,62 +181,6 @@ def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | N
     return None
 
 
-def _data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
-    """(data operand, the maximum's other operand) for each way `op` may be a relu or a
-    max-pool (whose other operand is None); empty for any other op."""
-    if isinstance(op, stablehlo.MaxOp):
-        return [(op.lhs, op.rhs), (op.rhs, op.lhs)]
-    if isinstance(op, func.CallOp):
-        called = _called_maximum(op)
-        return [] if called is None else [called]
-    if isinstance(op, stablehlo.ReduceWindowOp) and _is_max_pool(op):
-        return [(op.inputs[0], None)]
-    return []
-
-
-def _is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
-    """Whether `op` reduces one operand with a body that returns `maximum` of its two
-    arguments."""
-    if len(op.inputs) != 1 or len(op.results) != 1 or len(op.body.blocks) != 1:
-        return False
-    block = op.body.blocks[0]
-    ops = list(block.operations)
-    if len(ops) != 2 or not isinstance(ops[0], stablehlo.MaxOp):
-        return False
-    if len(ops[1].operands) != 1 or ops[1].operands[0] != ops[0].result:
-        return False
-    numbers = {_argument_number(ops[0].lhs, block), _argument_number(ops[0].rhs, block)}
-    return numbers == {0, 1}
-
-
-def _argument_number(value: ir.Value, block: ir.Block) -> int | None:
-    """`value`'s position among `block`'s arguments; None if it is not one of them."""
-    if isinstance(value, ir.BlockArgument) and value.owner == block:
-        return value.arg_number
-    return None
-
-
-def _max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
-    """Why the scale cannot pass `pool`, a max-pool: an init value (the padding, and each
-    maximum's start) other than -inf or the lowest value, which scaling would move off the
-    maximum's identity; or a window that mixes or skips channels along `feature`."""
-    init = uniform_f64(pool.init_values[0])
-    dtype = float_dtype(ir.RankedTensorType(pool.results[0].type).element_type)
-    if init is None or not (init == -np.inf or init == float(ml_dtypes.finfo(dtype).min)):
-        return reasons.POOL_INIT_NOT_LOWEST
-    attributes = pool.operation.attributes
-    along = [dimensions(pool.window_dimensions)[feature]]
-    for name in ("window_strides", "base_dilations"):
-        if name in attributes:
-            along.append(dimensions(attributes[name])[feature])
-    padding = [0, 0]
-    if "padding" in attributes:
-        padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2)[feature].tolist()
-    if any(n != 1 for n in along) or padding != [0, 0]:
-        return reasons.POOL_SPANS_FEATURE
-    return None
-
-
 def _read_only_by_linear_ops(value: ir.Value) -> bool:
     """Whether every op that reads `value` is a convolution, dot_general or dot."""
     readers = [use.owner for use in value.uses]
@@ -244,56 +189,6 @@ def _read_only_by_linear_ops(value: ir.Value) -> bool:
 
 def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
     return constant_attr(linear.linear.operands[layout.weight_operand]) is None
-
-
-def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
-    """For a call of a private function whose body returns `maximum(arg, z)` of one of its
-    arguments (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu(%x)`, or
-    `call @relu(%dim, %x)` with a symbolic batch, dimension sizes first), the call's
-    operand passed as that argument (its data operand, of the call's result type) and the
-    value z in the callee; else None. The pass runs on the whole module, so the callee may
-    be read; it is never changed (the fold calls it again)."""
-    if len(call.results) != 1:
-        return None
-    result_type = call.results[0].type
-    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
-        return None  # no operand a fold could pass: the callee is not looked up (a scan)
-    callee = _callee(call)
-    if callee is None or len(callee.regions[0].blocks) != 1:
-        return None
-    block = callee.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != len(call.operands) or len(returned) != 1:
-        return None
-    maximum = returned[0].owner
-    if not isinstance(maximum, stablehlo.MaxOp):
-        return None
-    for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-        number = _argument_number(value, block)
-        if number is None or other == value:
-            continue
-        data = call.operands[number]
-        if data.type == call.results[0].type:
-            return data, other
-    return None
-
-
-_BELOW_A_RELU = (*LINEAR_OPS, stablehlo.AddOp, stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)
-"""What a relu's data may be computed by for this pattern: L, L + b, a relu, a max-pool."""
-
-
-def _callee(call: func.CallOp) -> func.FuncOp | None:
-    """The function `call` calls, found in the module around it; None if it is not there."""
-    name = ir.FlatSymbolRefAttr(call.callee).value
-    module = call.operation.parent
-    while module is not None and module.name != "builtin.module":
-        module = module.parent
-    if module is None:
-        return None
-    for op in module.regions[0].blocks[0].operations:
-        if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
-            return op
-    return None
 
 
 def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, int] | None:

@@ -1,0 +1,226 @@
+"""The ops a positive per-channel scale passes unchanged: relu, max-pool and zero padding.
+
+For s > 0 per channel, element by element and exactly in every rounding mode,
+
+    relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
+    maxpool(v * s) = maxpool(v) * s      (a window of one along the channels)
+    pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
+
+since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
+maximum's identity, to itself). A pad commutes with any s (0 * s = 0). Both directions
+read these ops here: the output side (`patterns.through`: a scale moved back from a
+chain after them into the linear op before them) and the input side
+(`patterns.input_side`: a scale moved forward from a chain before them into the linear ops
+after them). The feature dimension keeps its index and size through each of them.
+
+- `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
+  max-pool, as (data operand, the maximum's other operand);
+- `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
+- `passed_by`: whether an op that reads a value is one of the three, along a feature, or
+  why it cannot be passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func, stablehlo
+
+from ..constants import dimensions, float_dtype
+from ..fold import reasons
+from ..fold.reasons import Reason
+from .per_channel import per_channel_f64, uniform_f64
+
+__all__ = [
+    "PASSAGE_OPS",
+    "Passed",
+    "called_maximum",
+    "data_operands",
+    "is_max_pool",
+    "max_pool_refused",
+    "passed_by",
+]
+
+PASSAGE_OPS = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.PadOp)
+"""The op classes `passed_by` may pass (a call only when it calls a relu)."""
+
+
+@dataclass(frozen=True)
+class Passed:
+    """An op a positive per-channel scale passes, read through its operand `data`: a relu
+    (`zero` the maximum's other operand), a max-pool or a zero pad (`zero` None)."""
+
+    op: ir.OpView
+    data: ir.Value
+    zero: ir.Value | None
+
+    @property
+    def is_relu(self) -> bool:
+        return self.zero is not None
+
+    @property
+    def name(self) -> str:
+        """The op as the report names it: a relu, a maximum or a call of one, is
+        `stablehlo.maximum`."""
+        return "stablehlo.maximum" if self.is_relu else self.op.operation.name
+
+
+def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
+    """(data operand, the maximum's other operand) for each way `op` may be a relu or a
+    max-pool (whose other operand is None); empty for any other op."""
+    if isinstance(op, stablehlo.MaxOp):
+        return [(op.lhs, op.rhs), (op.rhs, op.lhs)]
+    if isinstance(op, func.CallOp):
+        called = called_maximum(op)
+        return [] if called is None else [called]
+    if isinstance(op, stablehlo.ReduceWindowOp) and is_max_pool(op):
+        return [(op.inputs[0], None)]
+    return []
+
+
+def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
+    """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
+    (of `channels` channels) passes: a relu whose data is `value` and whose other operand
+    is zero, a max-pool of `value` (`max_pool_refused`), or a pad of `value` with zero
+    padding and none along `feature`. The reason when `op` is one of these kinds reading
+    `value` but cannot be passed; None when it is none of them.
+
+    >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
+    Passed(op=<maximum>, data=chain_result, zero=<the zero>)
+    """
+    if isinstance(op, stablehlo.PadOp):
+        return _pad(op, value, feature, channels)
+    for data, zero in data_operands(op):
+        if data != value or (zero is not None and zero == value):
+            continue
+        if zero is None:
+            refused = max_pool_refused(op, feature)
+            return refused if refused is not None else Passed(op, data, None)
+        zeros = per_channel_f64(zero, feature, channels)
+        if zeros is None or np.any(zeros):
+            return reasons.MAXIMUM_NOT_RELU
+        return Passed(op, data, zero)
+    return None
+
+
+def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
+    """A pad of `value` as a passed op, or why not: its padding value is not zero (a
+    scale would change it), or it pads along `feature`."""
+    if pad.operand != value:
+        return None
+    padding = uniform_f64(pad.padding_value)
+    if padding is None or padding != 0:
+        return reasons.PAD_NOT_ZERO
+    names = ("edge_padding_low", "edge_padding_high", "interior_padding")
+    along = [dimensions(getattr(pad, name))[feature] for name in names]
+    if any(along):
+        return reasons.PAD_SPANS_FEATURE
+    return Passed(pad, value, None)
+
+
+def is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
+    """Whether `op` reduces one operand with a body that returns `maximum` of its two
+    arguments."""
+    if len(op.inputs) != 1 or len(op.results) != 1 or len(op.body.blocks) != 1:
+        return False
+    block = op.body.blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 2 or not isinstance(ops[0], stablehlo.MaxOp):
+        return False
+    if len(ops[1].operands) != 1 or ops[1].operands[0] != ops[0].result:
+        return False
+    numbers = {_argument_number(ops[0].lhs, block), _argument_number(ops[0].rhs, block)}
+    return numbers == {0, 1}
+
+
+def _argument_number(value: ir.Value, block: ir.Block) -> int | None:
+    """`value`'s position among `block`'s arguments; None if it is not one of them."""
+    if isinstance(value, ir.BlockArgument) and value.owner == block:
+        return value.arg_number
+    return None
+
+
+def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
+    """Why the scale cannot pass `pool`, a max-pool: an init value (the padding, and each
+    maximum's start) other than -inf or the lowest value, which scaling would move off the
+    maximum's identity; or a window that mixes or skips channels along `feature`."""
+    init = uniform_f64(pool.init_values[0])
+    dtype = float_dtype(ir.RankedTensorType(pool.results[0].type).element_type)
+    if init is None or not (init == -np.inf or init == float(ml_dtypes.finfo(dtype).min)):
+        return reasons.POOL_INIT_NOT_LOWEST
+    attributes = pool.operation.attributes
+    along = [dimensions(pool.window_dimensions)[feature]]
+    for name in ("window_strides", "base_dilations"):
+        if name in attributes:
+            along.append(dimensions(attributes[name])[feature])
+    padding = [0, 0]
+    if "padding" in attributes:
+        padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2)[feature].tolist()
+    if any(n != 1 for n in along) or padding != [0, 0]:
+        return reasons.POOL_SPANS_FEATURE
+    return None
+
+
+def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
+    """For a call of a private function whose body returns `maximum(arg, z)` of one of its
+    arguments (`jax.nn.relu` is jitted: a jax.export writes it as `call @relu(%x)`, or
+    `call @relu(%dim, %x)` with a symbolic batch, dimension sizes first), the call's
+    operand passed as that argument (its data operand, of the call's result type) and the
+    value z in the callee; else None. The pass runs on the whole module, so the callee may
+    be read; it is never changed (a fold calls it again, or builds a clamp in place of
+    the call)."""
+    if len(call.results) != 1:
+        return None
+    result_type = call.results[0].type
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
+        return None  # no operand a fold could pass: the callee is not looked up (a scan)
+    callee = _callee(call)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
+        return None
+    maximum = returned[0].owner
+    if not isinstance(maximum, stablehlo.MaxOp):
+        return None
+    for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+        number = _argument_number(value, block)
+        if number is None or other == value:
+            continue
+        data = call.operands[number]
+        if data.type == call.results[0].type:
+            return data, other
+    return None
+
+
+_BELOW_A_RELU = (
+    stablehlo.ConvolutionOp,
+    stablehlo.DotGeneralOp,
+    stablehlo.DotOp,
+    stablehlo.AddOp,
+    stablehlo.SubtractOp,
+    stablehlo.MulOp,
+    stablehlo.DivOp,
+    stablehlo.BatchNormInferenceOp,
+    *PASSAGE_OPS,
+)
+"""What a relu's data may be computed by for a fold to pass it: a linear op or L + b (the
+output side), a per-feature affine op (the input side), or another op passed."""
+
+
+def _callee(call: func.CallOp) -> func.FuncOp | None:
+    """The function `call` calls, found in the module around it; None if it is not there."""
+    name = ir.FlatSymbolRefAttr(call.callee).value
+    module = call.operation.parent
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None:
+        return None
+    for op in module.regions[0].blocks[0].operations:
+        if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
+            return op
+    return None

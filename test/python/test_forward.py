@@ -1,0 +1,86 @@
+"""Batch norms folded forward across a relu, a zero pad or a max-pool into the linear ops
+after them (issue 21: BN -> ReLU -> conv, as in DenseNet and ResNetV2), each folded and
+run through XLA on the CPU against the original (`fold_and_compare`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import fold_and_compare
+
+from stablehlo_bnfold.fold import reasons
+
+_RNG = np.random.default_rng(21)
+
+
+def _f32(values: np.ndarray) -> str:
+    return np.array2string(np.asarray(values, np.float32), separator=", ", threshold=10**6).replace("\n", "")
+
+
+def _batch_norm(name: str, operand: str, gamma: np.ndarray) -> str:
+    """A batch_norm_inference of `operand` (NHWC, 1x6x6xC) named %name, its scale `gamma`."""
+    c = len(gamma)
+    stats = [gamma, _RNG.normal(0, 0.5, c), _RNG.normal(0, 0.5, c), _RNG.uniform(0.5, 1.5, c)]
+    names = ["scale", "offset", "mean", "var"]
+    lines = [
+        f"  %{name}_{n} = stablehlo.constant dense<{_f32(v)}> : tensor<{c}xf32>" for n, v in zip(names, stats)
+    ]
+    operands = ", ".join(f"%{name}_{n}" for n in names)
+    vector = f"tensor<{c}xf32>"
+    lines.append(
+        f'  %{name} = "stablehlo.batch_norm_inference"(%{operand}, {operands}) '
+        f"{{epsilon = 1.0e-03 : f32, feature_index = 3 : i64}} : "
+        f"(tensor<1x6x6x{c}xf32>, {vector}, {vector}, {vector}, {vector}) -> tensor<1x6x6x{c}xf32>"
+    )
+    return "\n".join(lines)
+
+
+def _kernel(shape: tuple[int, ...]) -> str:
+    return f"dense<{_f32(_RNG.normal(0, 0.5, shape))}> : tensor<{'x'.join(map(str, shape))}xf32>"
+
+
+_CONV = "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}"
+
+# BN (scales of both signs) -> call @relu -> 1x1 convolution and zero pad -> 3x3
+# convolution (two readers, ResNetV2's shortcut and residual branch); BN (positive scales)
+# -> relu -> max-pool -> 1x1 convolution.
+PREACTIVATION = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x6x6x5xf32>, tensor<1x6x6x2xf32>, tensor<1x3x3x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %r1 = call @relu(%bn1) : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  %k1 = stablehlo.constant {_kernel((1, 1, 4, 5))}
+  %c1 = stablehlo.convolution(%r1, %k1) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<1x1x4x5xf32>) -> tensor<1x6x6x5xf32>
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %r1, %pz, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x8x8x4xf32>
+  %k2 = stablehlo.constant {_kernel((3, 3, 4, 2))}
+  %c2 = stablehlo.convolution(%p, %k2) {_CONV.format()} : (tensor<1x8x8x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x6x6x2xf32>
+{_batch_norm("bn2", "z", np.array([0.5, 1.5, 2.0]))}
+  %zero = stablehlo.constant dense<0.0> : tensor<1x6x6x3xf32>
+  %r2 = stablehlo.maximum %bn2, %zero : tensor<1x6x6x3xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%r2, %ninf) ({{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }}) {{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}} : (tensor<1x6x6x3xf32>, tensor<f32>) -> tensor<1x3x3x3xf32>
+  %k3 = stablehlo.constant {_kernel((1, 1, 3, 2))}
+  %c3 = stablehlo.convolution(%mp, %k3) {_CONV.format()} : (tensor<1x3x3x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x3x3x2xf32>
+  return %c1, %c2, %c3 : tensor<1x6x6x5xf32>, tensor<1x6x6x2xf32>, tensor<1x3x3x2xf32>
+}}
+func.func private @relu(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<1x6x6x4xf32>
+  return %1 : tensor<1x6x6x4xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_relu_pad_and_max_pool_fold_forward_and_compute_the_same():
+    compared = fold_and_compare(PREACTIVATION, seed=0, batch_norms_left=0, folds=2)
+    folds = {fold.through for fold in compared.report.folds}
+    assert folds == {"stablehlo.maximum, stablehlo.pad", "stablehlo.maximum, stablehlo.reduce_window"}
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * 2
+    # The relu of the batch norm with negative scales became one clamp; the other stays.
+    assert compared.folded.count("stablehlo.clamp") == 1
+    assert "call @relu" not in compared.folded
+    assert "stablehlo.multiply" not in compared.folded

@@ -1,0 +1,354 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+
+// Input-side folds forward through the ops a positive scale passes (patterns/input_side.py,
+// analysis/passage.py): a per-feature affine chain x * s + t read by a linear op through a
+// relu, a max-pool or a zero pad. The scale goes into the linear ops' weights, the shift
+// stays in front as one add x + t / s, and a relu becomes a per-channel clamp where a scale
+// is negative. Each REPORT-DAG line sits right above the op the report names.
+
+// Keras's pre-activation batch norm, y * inv + shift -> relu -> 1x1 convolution, every
+// scale positive: the relu stays a maximum, on x + t / s.
+// CHECK-LABEL: func.func @fold_preactivation_bn_into_conv(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[R]], %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_preactivation_bn_into_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the relu, max-pool or pad after it [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A negative scale: relu(s * u) = s * clamp(lo, u, hi), (lo, hi) = (0, +inf) where s > 0
+// and (-inf, 0) where s < 0, the s into the dense layer's weights.
+// CHECK-LABEL: func.func @fold_negative_scale_bn_relu_dense_as_clamp(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[0.000000e+00, 0xFF800000]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[0x7F800000, 0.000000e+00]> : tensor<2xf32>
+// CHECK-DAG:     %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [1]
+// CHECK-DAG:     %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [1]
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %[[X]], %[[HB]] : tensor<4x2xf32>
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[R]], %[[W]], contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.maximum
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[D]]
+func.func @fold_negative_scale_bn_relu_dense_as_clamp(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.maximum [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %r = stablehlo.maximum %zero, %y : tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// ResNetV2's pre-activation: `call @relu` (jax.nn.relu is jitted) read by the residual
+// branch's convolution and the shortcut's. The call becomes a clamp in place; the callee
+// stays as it is.
+// CHECK-LABEL: func.func @fold_through_relu_call_into_two_convolutions(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-NOT:     call @relu
+// CHECK-DAG:     stablehlo.convolution(%[[R]], %{{.+}}) {{.+}} -> tensor<1x4x4x3xf32>
+// CHECK-DAG:     stablehlo.convolution(%[[R]], %{{.+}}) {{.+}} -> tensor<1x4x4x4xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-LABEL: func.func private @relu(
+// CHECK:         stablehlo.maximum
+func.func @fold_through_relu_call_into_two_convolutions(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x4xf32>) {
+  %inv = stablehlo.constant dense<[-1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %r = call @relu(%y) : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %k1 = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %k2 = stablehlo.constant dense<[[[[0.5, 0.25, -1.0, 0.125], [1.0, -0.75, 0.5, 0.25]]]]> : tensor<1x1x2x4xf32>
+  %c1 = stablehlo.convolution(%r, %k1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %c2 = stablehlo.convolution(%r, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x4x4x4xf32>
+  return %c1, %c2 : tensor<1x4x4x3xf32>, tensor<1x4x4x4xf32>
+}
+func.func private @relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x4x4x2xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<1x4x4x2xf32>
+  return %1 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A scale alone (t = 0): nothing is left in front; the relu reads x.
+// CHECK-LABEL: func.func @fold_scale_alone_through_relu(
+// CHECK:         %[[R:.+]] = stablehlo.maximum %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         stablehlo.convolution(%[[R]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.add
+func.func @fold_scale_alone_through_relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.maximum [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %m, %zero : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// relu -> zero pad -> max-pool -> convolution (a ResNet stem's ZeroPadding2D and
+// MaxPool2D): each passes a positive scale.
+// CHECK-LABEL: func.func @fold_through_relu_pad_and_max_pool(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[X]], %{{.+}}
+// CHECK:         %[[P:.+]] = stablehlo.pad %[[R]]
+// CHECK:         %[[M:.+]] = "stablehlo.reduce_window"(%[[P]]
+// CHECK:         stablehlo.convolution(%[[M]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_relu_pad_and_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum, stablehlo.pad, stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x4x4x2xf32>
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %r, %pz, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x6x6x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%p, %ninf) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x6x6x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A symbolic batch, as jax.export writes it: `call @relu(%dim, %v)`, the chain's values
+// broadcast to a shape built from the batch argument. The kept add and the clamp's bounds
+// read that same shape (not the data's).
+// CHECK-LABEL: func.func @fold_symbolic_batch_relu_call_as_clamp(
+// CHECK:         %[[SHAPE:.+]] = stablehlo.concatenate
+// CHECK:         %[[X:.+]] = stablehlo.add %arg1, %{{.+}} : tensor<?x2xf32>
+// CHECK-DAG:     stablehlo.dynamic_broadcast_in_dim %{{.+}}, %[[SHAPE]], dims = [1] : (tensor<2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<?x2xf32>
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     get_dimension_size
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_symbolic_batch_relu_call_as_clamp(%arg0: tensor<i32>, %arg1: tensor<?x2xf32>) -> tensor<?x3xf32> {
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %b = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %shape = stablehlo.concatenate %b, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [1] : (tensor<2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %s = stablehlo.dynamic_broadcast_in_dim %shift, %shape, dims = [1] : (tensor<2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %m = stablehlo.multiply %arg1, %i : tensor<?x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.maximum [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<?x2xf32>
+  %r = call @relu_dim(%arg0, %y) : (tensor<i32>, tensor<?x2xf32>) -> tensor<?x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<?x2xf32>, tensor<2x3xf32>) -> tensor<?x3xf32>
+  return %d : tensor<?x3xf32>
+}
+func.func private @relu_dim(%arg0: tensor<i32>, %arg1: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %c = stablehlo.constant dense<2> : tensor<1xi32>
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %3 = stablehlo.maximum %arg1, %2 : tensor<?x2xf32>
+  return %3 : tensor<?x2xf32>
+}
+
+// -----
+
+// A negative scale before a max-pool: maxpool(v * s) = minpool(v) * s for s < 0, which no
+// op after it can take.
+// CHECK-LABEL: func.func @no_fold_negative_scale_before_max_pool(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_negative_scale_before_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[-1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale is negative before a max-pool: maxpool(v * s) is not maxpool(v) * s [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %ninf) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A zero scale (a dead channel): x + t / s cannot be built.
+// CHECK-LABEL: func.func @no_fold_zero_scale_before_relu(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_zero_scale_before_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[0.0, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: relu(v) * 0 is refused [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A scale that is a function argument (weights as arguments): its sign is unknown.
+// CHECK-LABEL: func.func @no_fold_argument_scale_before_relu(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_argument_scale_before_relu(%arg0: tensor<4x2xf32>, %gamma: tensor<2xf32>) -> tensor<4x3xf32> {
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale or shift is not a constant: the scale's sign is unknown [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A maximum against 0.5, not a relu: max(v * s, 0.5) is not max(v, 0.5) * s.
+// CHECK-LABEL: func.func @no_fold_maximum_not_against_zero(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_maximum_not_against_zero(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the maximum is not against zero: not a relu [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %half = stablehlo.constant dense<0.5> : tensor<4x2xf32>
+  %r = stablehlo.maximum %y, %half : tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A pad with a padding value of 1: 1 * s is not 1.
+// CHECK-LABEL: func.func @no_fold_pad_value_not_zero(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_pad_value_not_zero(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the pad's padding value is not zero: scaling would change it [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %p = stablehlo.pad %m, %one, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x6x6x2xf32>
+  %k = stablehlo.constant dense<0.5> : tensor<3x3x2x3xf32>
+  %c = stablehlo.convolution(%p, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x6x6x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A pad along the feature dimension (one channel off the front, one zero channel at the
+// back): channel c would meet the scale of channel c + 1.
+// CHECK-LABEL: func.func @no_fold_pad_along_the_feature(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_pad_along_the_feature(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the pad pads the feature dimension [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %m, %zero, low = [0, 0, 0, -1], high = [0, 0, 0, 1], interior = [0, 0, 0, 0] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%p, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A max-pool whose init value is 0: its padding and each window's start would be scaled.
+// CHECK-LABEL: func.func @no_fold_max_pool_init_not_lowest(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_max_pool_init_not_lowest(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the max-pool's init value is not -inf or the lowest value: scaling would change its padding [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%m, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A max-pool whose window spans two channels: it mixes channels of different scales.
+// CHECK-LABEL: func.func @no_fold_max_pool_across_channels(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_max_pool_across_channels(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the max-pool's window spans the feature dimension [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x4xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%m, %ninf) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 1, 1, 2>, padding = dense<[[0, 0], [0, 0], [0, 0], [0, 1]]> : tensor<4x2xi64>} : (tensor<1x4x4x4xf32>, tensor<f32>) -> tensor<1x4x4x4xf32>
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x4x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
