@@ -4,7 +4,7 @@ libraries, with seeded random weights and non-trivial statistics (no downloads).
 - Keras 3 applications on the JAX backend (`weights=None`): EfficientNetB0, MobileNetV2,
   MobileNetV3Small, ResNet50, ResNet50V2, DenseNet121, InceptionV3, ConvNeXtTiny.
 - Flax linen: a small ResNet and a squeeze-excite network (EfficientNet's MBConv block) made
-  by `StemAndTwoBlocks`, a ViT
+  by `StemAndTwoBlocks`, a pre-activation ResNet (`PreActResNet`, BN -> ReLU -> conv), a ViT
   encoder layer with Flax's `MultiHeadDotProductAttention`, and the pre-norm transformer and
   LLaMA blocks of flax_models.py.
 
@@ -236,6 +236,40 @@ class StemAndTwoBlocks(nn.Module):
         return nn.Dense(5, dtype=self.dtype)(jnp.mean(x, axis=(1, 2)))
 
 
+class _PreActBlock(_BasicBlock):
+    """ResNetV2's pre-activation basic block: BN-relu, then conv-BN-relu-conv, plus the
+    shortcut (a strided 1x1 convolution of the pre-activation when the shape changes, else
+    the input); the fields of `_BasicBlock`."""
+
+    @nn.compact
+    def __call__(self, x):
+        bn = lambda: nn.BatchNorm(use_running_average=True, dtype=self.dtype)  # noqa: E731
+        conv = lambda k, s=1: nn.Conv(self.features, (k, k), (s, s), use_bias=False, dtype=self.dtype)  # noqa: E731
+        h = nn.relu(bn()(x))
+        shortcut = x
+        if x.shape[-1] != self.features or self.strides != 1:
+            shortcut = conv(1, self.strides)(h)
+        y = conv(3, self.strides)(h)
+        y = conv(3)(nn.relu(bn()(y)))
+        return shortcut + y
+
+
+class PreActResNet(nn.Module):
+    """A small pre-activation ResNet (ResNetV2): a 3x3 stem convolution, two
+    `_PreActBlock`s (8 features, then 16 strided by 2), then BN, relu, global average
+    pooling and a Dense classifier."""
+
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.Conv(8, (3, 3), use_bias=False, dtype=self.dtype)(x)
+        x = _PreActBlock(8, dtype=self.dtype)(x)
+        x = _PreActBlock(16, strides=2, dtype=self.dtype)(x)
+        x = nn.relu(nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x))
+        return nn.Dense(5, dtype=self.dtype)(jnp.mean(x, axis=(1, 2)))
+
+
 class ViTLayer(nn.Module):
     """A ViT encoder layer: x + MHA(LayerNorm(x)) with Flax's
     `MultiHeadDotProductAttention` (q, k, v projections with [heads, head_dim] biases),
@@ -258,6 +292,7 @@ class ViTLayer(nn.Module):
 FLAX = {
     "flax_resnet": (functools.partial(StemAndTwoBlocks, _BasicBlock, nn.relu), (16, 16, 3)),
     "flax_se_net": (functools.partial(StemAndTwoBlocks, _MBConv, nn.swish), (16, 16, 3)),
+    "flax_preact_resnet": (PreActResNet, (16, 16, 3)),
     "flax_vit_layer": (ViTLayer, (8, 16)),
     "flax_prenorm_transformer": (PreNormTransformerBlock, (8, 16)),
     "flax_llama": (LlamaBlock, (8, 16)),

@@ -38,6 +38,15 @@ def _kernel(shape: tuple[int, ...]) -> str:
     return f"dense<{_f32(_RNG.normal(0, 0.5, shape))}> : tensor<{'x'.join(map(str, shape))}xf32>"
 
 
+# jax.nn.relu as jax.export writes it: `call @relu(%x)` of a private function.
+_RELU = """func.func private @relu(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<1x6x6x4xf32>
+  return %1 : tensor<1x6x6x4xf32>
+}
+"""
+
 _CONV = "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}"
 
 # BN (scales of both signs) -> call @relu -> 1x1 convolution and zero pad -> 3x3
@@ -66,13 +75,7 @@ func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x6
   %c3 = stablehlo.convolution(%mp, %k3) {_CONV.format()} : (tensor<1x3x3x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x3x3x2xf32>
   return %c1, %c2, %c3 : tensor<1x6x6x5xf32>, tensor<1x6x6x2xf32>, tensor<1x3x3x2xf32>
 }}
-func.func private @relu(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
-  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
-  %1 = stablehlo.maximum %arg0, %0 : tensor<1x6x6x4xf32>
-  return %1 : tensor<1x6x6x4xf32>
-}}
-"""
+{_RELU}"""
 
 
 def test_batch_norms_before_a_relu_pad_and_max_pool_fold_forward_and_compute_the_same():
@@ -83,4 +86,42 @@ def test_batch_norms_before_a_relu_pad_and_max_pool_fold_forward_and_compute_the
     # The relu of the batch norm with negative scales became one clamp; the other stays.
     assert compared.folded.count("stablehlo.clamp") == 1
     assert "call @relu" not in compared.folded
+    assert "stablehlo.multiply" not in compared.folded
+
+
+# Two heads on one feature map: BN (scales of both signs) -> relu -> global average pool
+# -> Dense (DenseNet's and ResNetV2's last batch norm), and BN -> global average pool ->
+# Dense with a bias (a classifier after a BN, no relu: the shift passes the sum as 36 * t).
+HEADS = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x5xf32>, tensor<1x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %r1 = call @relu(%bn1) : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s1 = stablehlo.reduce(%r1 init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x4xf32>
+  %n1 = stablehlo.constant dense<36.0> : tensor<1x4xf32>
+  %m1 = stablehlo.divide %s1, %n1 : tensor<1x4xf32>
+  %w1 = stablehlo.constant {_kernel((4, 5))}
+  %d1 = stablehlo.dot_general %m1, %w1, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x5xf32>) -> tensor<1x5xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0]))}
+  %s2 = stablehlo.reduce(%bn2 init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x6x6x3xf32>, tensor<f32>) -> tensor<1x3xf32>
+  %n2 = stablehlo.constant dense<36.0> : tensor<1x3xf32>
+  %m2 = stablehlo.divide %s2, %n2 : tensor<1x3xf32>
+  %w2 = stablehlo.constant {_kernel((3, 2))}
+  %d2 = stablehlo.dot_general %m2, %w2, contracting_dims = [1] x [0] : (tensor<1x3xf32>, tensor<3x2xf32>) -> tensor<1x2xf32>
+  %b2 = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %bb2 = stablehlo.broadcast_in_dim %b2, dims = [1] : (tensor<2xf32>) -> tensor<1x2xf32>
+  %o2 = stablehlo.add %d2, %bb2 : tensor<1x2xf32>
+  return %d1, %o2 : tensor<1x5xf32>, tensor<1x2xf32>
+}}
+{_RELU}"""
+
+
+def test_batch_norms_before_a_global_average_pool_fold_into_the_dense_layer_after_it():
+    # Four folds: each global average pool's divide into its Dense, then each batch norm.
+    compared = fold_and_compare(HEADS, seed=1, batch_norms_left=0, folds=4)
+    through = sorted(fold.through for fold in compared.report.folds if fold.through)
+    assert through == ["stablehlo.maximum, stablehlo.reduce", "stablehlo.reduce"]
+    # The relu head keeps its shift in front; the other head's goes into the Dense's bias.
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    assert compared.folded.count("stablehlo.clamp") == 1
     assert "stablehlo.multiply" not in compared.folded

@@ -92,14 +92,14 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("keras_resnet50", Variant(C, ST, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 54),
-    ("keras_resnet50_v2", Variant(C, ST, F32)): Expected(98, 18, 211, 49),
-    # left: the 16 pre-activation BNs' shifts, one add x + t / s each before the ReLU (their
-    # scales fold forward into the convolutions after it; negative ones turn the ReLU into
-    # a clamp), and post_bn (2): BN -> ReLU -> global average pool -> Dense.
-    ("keras_densenet121", Variant(C, ST, F32)): Expected(242, 63, 430, 121),
-    # left: the 61 pre-activation BNs' shifts, one add each before the ReLU, and the final
-    # BN (2) before the global average pool.
-    ("keras_densenet121", Variant(C, SY, F32)): Expected(242, 63, 430, 121),
+    ("keras_resnet50_v2", Variant(C, ST, F32)): Expected(98, 17, 210, 50),
+    # left: the 17 pre-activation BNs' shifts (16 before a conv, post_bn before the global
+    # average pool and Dense), one add x + t / s each before the ReLU: their scales fold
+    # forward into the linear ops after it (negative ones turn the ReLU into a clamp).
+    ("keras_densenet121", Variant(C, ST, F32)): Expected(242, 62, 429, 122),
+    # left: the 62 pre-activation BNs' shifts (the last before the global average pool),
+    # one add each before the ReLU.
+    ("keras_densenet121", Variant(C, SY, F32)): Expected(242, 62, 429, 122),
     ("keras_inception_v3", Variant(C, ST, F32)): Expected(188, 0, 319, 95),
     ("keras_convnext_tiny", Variant(C, ST, F32)): Expected(64, 44, 1630, 37),
     # left: 22 LayerNormalizations (gamma multiplied into the per-token rsqrt: not a
@@ -119,6 +119,15 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("flax_se_net", Variant(A, ST, F32)): Expected(21, 0, 24, 24),
     ("flax_se_net", Variant(C, SY, F32)): Expected(21, 0, 24, 24),
     ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 0, 28, 10),
+    ("flax_preact_resnet", Variant(C, ST, F32)): Expected(15, 2, 18, 10),
+    # left: the shifts of the 3 pre-activation BNs (block 2's and the last, before the
+    # global average pool; block 1's is added to the stem convolution, a bias add), one add
+    # x + t / s each before the ReLU: their scales fold forward (issue 21).
+    ("flax_preact_resnet", Variant(C, SY, F32)): Expected(15, 2, 18, 10),
+    ("flax_preact_resnet", Variant(A, ST, F32)): Expected(15, 9, 24, 7),
+    # left: the 3 pre-activation BNs (9): their scales are arguments, of unknown sign, and
+    # a ReLU follows ("per-channel scale or shift is not a constant: the scale's sign is
+    # unknown").
     ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 0, 45, 4),
     ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 2, 48, 2),
     # left: LayerNorm 1's scale and shift (issue 18: the [heads, head_dim] biases with

@@ -352,3 +352,101 @@ func.func @no_fold_max_pool_across_channels(%arg0: tensor<1x4x4x4xf32>) -> tenso
   %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x3xf32>) -> tensor<1x4x4x3xf32>
   return %c : tensor<1x4x4x3xf32>
 }
+
+// -----
+
+// DenseNet's and ResNetV2's head: the last batch norm -> relu -> global average pool
+// (reduce add over H and W, then a divide by H * W, which folds into the Dense first) ->
+// Dense. The scale passes the relu and the sum along the feature, dimension 3 then 1.
+// CHECK-LABEL: func.func @fold_through_relu_and_global_average_pool(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x2x2x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[X]], %{{.+}}
+// CHECK:         %[[S:.+]] = stablehlo.reduce(%[[R]] init: %{{.+}}) applies stablehlo.add across dimensions = [1, 2]
+// CHECK:         stablehlo.dot_general %[[S]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.divide
+func.func @fold_through_relu_and_global_average_pool(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.maximum, stablehlo.reduce [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x2x2x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x2x2x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x2x2x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:11: folded stablehlo.divide into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %mean = stablehlo.divide %sum, %n : tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the relu, max-pool or pad after it [fold_input_affine_into_dot_general]
+  %d = stablehlo.dot_general %mean, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
+// batch norm -> global average pool -> Dense, no relu: the shift passes the sum too, as
+// n * t (n = 4 elements per channel), into the Dense's own bias. Nothing is left.
+// CHECK-LABEL: func.func @fold_bn_global_average_pool_dense_whole(
+// CHECK:         %[[S:.+]] = stablehlo.reduce(%arg0 init: %{{.+}}) applies stablehlo.add across dimensions = [1, 2]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[S]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return %[[Y]]
+func.func @fold_bn_global_average_pool_dense_whole(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reduce [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%y init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2xf32>
+  %avg = stablehlo.divide %sum, %n : tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %avg, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  %b = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %o = stablehlo.add %d, %bb : tensor<1x3xf32>
+  return %o : tensor<1x3xf32>
+}
+
+// -----
+
+// A sum whose init value is 1: the scale would scale it too.
+// CHECK-LABEL: func.func @no_fold_reduce_init_not_zero(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_reduce_init_not_zero(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the reduce's init value is not its identity: scaling would change it [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %sum = stablehlo.reduce(%m init: %one) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %sum, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
+// The chain is also summed over its feature dimension: the sum mixes channels of
+// different scales.
+// CHECK-LABEL: func.func @no_fold_reduce_over_the_feature(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_reduce_over_the_feature(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the reduce reduces the feature dimension [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<2x4xf32>
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %m, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x4xf32>, tensor<f32>) -> tensor<2xf32>
+  return %d, %sum : tensor<2x3xf32>, tensor<2xf32>
+}

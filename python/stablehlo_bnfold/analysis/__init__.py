@@ -9,8 +9,8 @@ comes from. Nothing here creates IR.
 - `per_channel`: `per_channel_f64`, `per_channel_source`, `per_feature_block_f64`,
   `Narrow` (constants and expressions of them, seen through broadcasts, reshapes and
   converts, in float64);
-- `passage`: `passed_by`, `data_operands`, `max_pool_refused` (the relus, max-pools and
-  zero pads a positive per-channel scale passes, in either direction).
+- `passage`: `passed_by`, `feature_below`, `data_operands`, `max_pool_refused` (the
+  relus, max-pools, zero pads and sums a positive per-channel scale passes).
 
 Import from the module that holds a name (`from ..analysis.layouts import linear_layout`);
 this package re-exports nothing.

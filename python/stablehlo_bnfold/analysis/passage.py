@@ -1,4 +1,5 @@
-"""The ops a positive per-channel scale passes unchanged: relu, max-pool and zero padding.
+"""The ops a positive per-channel scale passes unchanged: relu, max-pool, zero padding and
+reductions over the other dimensions.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
@@ -7,17 +8,20 @@ For s > 0 per channel, element by element and exactly in every rounding mode,
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
 
 since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
-maximum's identity, to itself). A pad commutes with any s (0 * s = 0). Both directions
-read these ops here: the output side (`patterns.through`: a scale moved back from a
-chain after them into the linear op before them) and the input side
-(`patterns.input_side`: a scale moved forward from a chain before them into the linear ops
-after them). The feature dimension keeps its index and size through each of them.
+maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
+over dimensions other than the channels' (a global average pool's `reduce` add, init 0:
+sum(v * s) = sum(v) * s, up to the rounding of the sum's terms); a `reduce` maximum over
+them (a global max pool) is a max-pool. Both directions read these ops here: the output
+side (`patterns.through`: a scale moved back from a chain after them into the linear op
+before them) and the input side (`patterns.input_side`: a scale moved forward from a
+chain before them into the linear ops after them). The feature dimension keeps its size
+through each of them, and its index except where a `reduce` drops dimensions before it.
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
-- `passed_by`: whether an op that reads a value is one of the three, along a feature, or
-  why it cannot be passed.
+- `passed_by`: whether an op that reads a value is one of them, along a feature, or
+  why it cannot be passed; `feature_below`: the feature below one.
 """
 
 from __future__ import annotations
@@ -39,23 +43,30 @@ __all__ = [
     "Passed",
     "called_maximum",
     "data_operands",
+    "feature_below",
     "is_max_pool",
     "max_pool_refused",
     "passed_by",
 ]
 
-PASSAGE_OPS = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.PadOp)
+PASSAGE_OPS = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.PadOp, stablehlo.ReduceOp)
 """The op classes `passed_by` may pass (a call only when it calls a relu)."""
 
 
 @dataclass(frozen=True)
 class Passed:
     """An op a positive per-channel scale passes, read through its operand `data`: a relu
-    (`zero` the maximum's other operand), a max-pool or a zero pad (`zero` None)."""
+    (`zero` the maximum's other operand), a max-pool (`takes_max`), a zero pad or a sum
+    (`zero` None). `feature` is the feature dimension of its result. A sum passes a
+    per-channel shift too, times the number of elements it adds (`shift_factor`, when
+    the dimensions it reduces are static): sum(v + t) = sum(v) + n * t."""
 
     op: ir.OpView
     data: ir.Value
     zero: ir.Value | None
+    feature: int
+    takes_max: bool = False
+    shift_factor: float | None = None
 
     @property
     def is_relu(self) -> bool:
@@ -84,29 +95,69 @@ def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
 def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`), or a pad of `value` with zero
-    padding and none along `feature`. The reason when `op` is one of these kinds reading
-    `value` but cannot be passed; None when it is none of them.
+    is zero, a max-pool of `value` (`max_pool_refused`), a pad of `value` with zero
+    padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
+    the lowest value) of `value` over other dimensions. The reason when `op` is one of
+    these kinds reading `value` but cannot be passed; None when it is none of them.
 
     >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
-    Passed(op=<maximum>, data=chain_result, zero=<the zero>)
+    Passed(op=<maximum>, data=chain_result, zero=<the zero>, feature=3)
     """
     if isinstance(op, stablehlo.PadOp):
-        return _pad(op, value, feature, channels)
+        return _pad(op, value, feature)
+    if isinstance(op, stablehlo.ReduceOp):
+        return _reduce(op, value, feature)
     for data, zero in data_operands(op):
         if data != value or (zero is not None and zero == value):
             continue
         if zero is None:
             refused = max_pool_refused(op, feature)
-            return refused if refused is not None else Passed(op, data, None)
+            return refused if refused is not None else Passed(op, data, None, feature, True)
         zeros = per_channel_f64(zero, feature, channels)
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
-        return Passed(op, data, zero)
+        return Passed(op, data, zero, feature)
     return None
 
 
-def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
+def feature_below(op: ir.OpView, feature: int) -> int:
+    """The dimension of `op`'s data operand that its result's dimension `feature` comes
+    from: the same, except below a `reduce`, whose result keeps the operand's dimensions
+    that it does not reduce, in order."""
+    if not isinstance(op, stablehlo.ReduceOp):
+        return feature
+    reduced = set(dimensions(op.dimensions))
+    kept = [d for d in range(ir.RankedTensorType(op.inputs[0].type).rank) if d not in reduced]
+    return kept[feature]
+
+
+def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | Reason | None:
+    """A sum or maximum of `value` over dimensions other than `feature` as a passed op, or
+    why not: it reduces `feature`, or its init value is not the identity of its body
+    (0 for a sum, -inf or the lowest value for a maximum); None for another reduce."""
+    if len(op.inputs) != 1 or op.inputs[0] != value or len(op.results) != 1:
+        return None
+    body = _binary_body(op.body, (stablehlo.AddOp, stablehlo.MaxOp))
+    if body is None:
+        return None
+    if feature in dimensions(op.dimensions):
+        return reasons.REDUCE_SPANS_FEATURE
+    init = uniform_f64(op.init_values[0])
+    if body is stablehlo.AddOp and init != 0:
+        return reasons.REDUCE_INIT_NOT_IDENTITY
+    if body is stablehlo.MaxOp and not _is_lowest(init, op.results[0]):
+        return reasons.REDUCE_INIT_NOT_IDENTITY
+    reduced = dimensions(op.dimensions)
+    below = sum(d < feature for d in reduced)
+    if body is stablehlo.MaxOp:
+        return Passed(op, value, None, feature - below, True)
+    shaped = ir.RankedTensorType(value.type)
+    static = not any(shaped.is_dynamic_dim(d) for d in reduced)
+    count = float(np.prod([shaped.shape[d] for d in reduced])) if static else None
+    return Passed(op, value, None, feature - below, False, count)
+
+
+def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason | None:
     """A pad of `value` as a passed op, or why not: its padding value is not zero (a
     scale would change it), or it pads along `feature`."""
     if pad.operand != value:
@@ -118,22 +169,30 @@ def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int, channels: int) -> 
     along = [dimensions(getattr(pad, name))[feature] for name in names]
     if any(along):
         return reasons.PAD_SPANS_FEATURE
-    return Passed(pad, value, None)
+    return Passed(pad, value, None, feature)
 
 
 def is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
     """Whether `op` reduces one operand with a body that returns `maximum` of its two
     arguments."""
-    if len(op.inputs) != 1 or len(op.results) != 1 or len(op.body.blocks) != 1:
+    if len(op.inputs) != 1 or len(op.results) != 1:
         return False
-    block = op.body.blocks[0]
+    return _binary_body(op.body, (stablehlo.MaxOp,)) is stablehlo.MaxOp
+
+
+def _binary_body(region: ir.Region, classes: tuple[type, ...]) -> type | None:
+    """The class, among `classes`, of the one op of a reduction's body that combines its
+    two arguments and is returned; None for any other body."""
+    if len(region.blocks) != 1:
+        return None
+    block = region.blocks[0]
     ops = list(block.operations)
-    if len(ops) != 2 or not isinstance(ops[0], stablehlo.MaxOp):
-        return False
+    if len(ops) != 2 or not isinstance(ops[0], classes):
+        return None
     if len(ops[1].operands) != 1 or ops[1].operands[0] != ops[0].result:
-        return False
+        return None
     numbers = {_argument_number(ops[0].lhs, block), _argument_number(ops[0].rhs, block)}
-    return numbers == {0, 1}
+    return type(ops[0]) if numbers == {0, 1} else None
 
 
 def _argument_number(value: ir.Value, block: ir.Block) -> int | None:
@@ -147,9 +206,7 @@ def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | N
     """Why the scale cannot pass `pool`, a max-pool: an init value (the padding, and each
     maximum's start) other than -inf or the lowest value, which scaling would move off the
     maximum's identity; or a window that mixes or skips channels along `feature`."""
-    init = uniform_f64(pool.init_values[0])
-    dtype = float_dtype(ir.RankedTensorType(pool.results[0].type).element_type)
-    if init is None or not (init == -np.inf or init == float(ml_dtypes.finfo(dtype).min)):
+    if not _is_lowest(uniform_f64(pool.init_values[0]), pool.results[0]):
         return reasons.POOL_INIT_NOT_LOWEST
     attributes = pool.operation.attributes
     along = [dimensions(pool.window_dimensions)[feature]]
@@ -162,6 +219,13 @@ def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | N
     if any(n != 1 for n in along) or padding != [0, 0]:
         return reasons.POOL_SPANS_FEATURE
     return None
+
+
+def _is_lowest(init: float | None, result: ir.Value) -> bool:
+    """Whether `init` is the maximum's identity in `result`'s type: -inf, or the lowest
+    finite value."""
+    dtype = float_dtype(ir.RankedTensorType(result.type).element_type)
+    return init is not None and (init == -np.inf or init == float(ml_dtypes.finfo(dtype).min))
 
 
 def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:

@@ -59,6 +59,8 @@ __all__ = [
     "POOL_INIT_NOT_LOWEST",
     "POOL_SPANS_FEATURE",
     "POOL_USERS",
+    "REDUCE_INIT_NOT_IDENTITY",
+    "REDUCE_SPANS_FEATURE",
     "RELU_USERS",
     "RESHAPES_CHANGE_SHAPE",
     "Reason",
@@ -226,6 +228,8 @@ SCALE_NEGATIVE_POOL = Reason(
 )
 """Why a negative scale does not pass a max-pool forward: the maximum of v * s for s < 0
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
+REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
+REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the relu, max-pool or pad after it")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""

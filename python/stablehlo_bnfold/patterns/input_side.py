@@ -55,13 +55,15 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a max-pool or a zero pad (`analysis.passage`): a chain's result
-may reach its linear ops through ops that commute with a positive per-feature scale and
-keep the feature dimension (pre-activation networks: BN -> ReLU -> conv in DenseNet and
-ResNetV2, BN -> ReLU -> max-pool -> conv). For s > 0,
+Forward across a relu, a max-pool, a zero pad or a sum (`analysis.passage`): a chain's
+result may reach its linear ops through ops that commute with a positive per-feature
+scale and keep the feature dimension whole (pre-activation networks: BN -> ReLU -> conv
+in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv, and their last BN -> ReLU ->
+global average pool -> Dense, the pool a `reduce` add over the other dimensions, whose
+divide folds into the Dense first). For s > 0,
 
     relu(x * s + t) = relu(x + t / s) * s,   maxpool(v * s) = maxpool(v) * s,
-    pad(v * s, 0) = pad(v, 0) * s,
+    pad(v * s, 0) = pad(v, 0) * s,           sum(v * s) = sum(v) * s,
 
 so the scale folds into every linear op at the end, L(P(x * s + t), K) = L(P(x + t / s),
 K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pool's and a pad's
@@ -74,7 +76,10 @@ A max-pool has no such form (the maximum of v * s for s < 0 is s times the minim
 v), and a zero scale leaves no x + t / s: both are refused. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
-go: mul + add + relu become add + relu (or clamp), on the same tensor.
+go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums
+are passed (BN -> global average pool -> Dense), the shift passes them too, sum(v + t) =
+sum(v) + n * t with n the elements added (static), and folds into the linear ops' bias
+as on the plain input side: nothing is left.
 
 Every rewrite removes at least one activation-sized op and never moves one onto a larger
 tensor. The chain's ops (a batch norm counts as a multiply and an add) are removed; each
@@ -95,7 +100,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, passed_by
+from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, passed_by
 from ..analysis.per_channel import Narrow, per_feature_block_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
@@ -140,32 +145,35 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, with the chain's values constants, or such a chain
-    below relus, max-pools and zero pads (its scale not all ones: a shift alone reached
-    through a relu is no candidate); every user of the chain's result (or the convert's) is
-    a linear op reading it along the feature or, without a convert, a relu, max-pool or pad
-    whose users are walked alike: a relu's other operand is zero, a max-pool's init value is
-    -inf or the lowest value and its window, stride, padding and dilation along the feature
-    are one, one, none and one, a pad's padding value is zero and it pads nothing along the
-    feature; and for each linear op: no dynamic dimension is contracted or windowed (the
-    weights' shape is static); the result and the weights are of a supported float type, the
-    weights at least as wide as the activation and result, a constant (or, in the graph, not
-    computed by a linear op, and not grouped; through a convert, a convert to T of a
-    constant at least as wide as F: master weights), and finite; with steps in the graph,
-    the chain's constants are finite in the activation's type; the fold removes an
-    activation-sized op; with a relu, max-pool or pad passed, the chain's values are
-    constants, no scale is zero, no scale is negative where a max-pool is passed, and with a
-    shift the chain has two activation-sized ops or more, the shift staying in front as x +
-    t / s (as below); where the convolution pads or dilates its input, or the bias adds the
-    fold needs (none where the shift is zero or merges into the consumer's own bias add) are
-    not fewer than the chain's ops or one is on a result larger than the input, the shift
-    stays in front as x + t / s, which needs s not all ones (and, where it stays for the
-    bias adds, two removed ops or more), everything a constant and no s zero, and t / s
-    finite in the activation's type; for each consumer, the bias and K * s are finite in
-    their element types (in the graph, the scale and shift, where they are constants, in the
-    weights' type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most
-    eps of sum |K * t| per output feature. A chain that stops at a per-feature op it cannot
-    fold (a NaN variance under the bias add) and is refused for cost is reported with that
-    op's reason.
+    below relus, max-pools, zero pads and sums (its scale not all ones: a shift alone
+    reached through them is no candidate); every user of the chain's result (or the
+    convert's) is a linear op reading it along the feature or, without a convert, a relu,
+    max-pool, pad, or `reduce` add or maximum, whose users are walked alike along the
+    feature as it leaves it: a relu's other operand is zero, a max-pool's init value is -inf
+    or the lowest value and its window, stride, padding and dilation along the feature are
+    one, one, none and one, a pad's padding value is zero and it pads nothing along the
+    feature, a reduce reduces other dimensions only, from 0 for an add and -inf or the
+    lowest value for a maximum; and for each linear op: no dynamic dimension is contracted
+    or windowed (the weights' shape is static); the result and the weights are of a
+    supported float type, the weights at least as wide as the activation and result, a
+    constant (or, in the graph, not computed by a linear op, and not grouped; through a
+    convert, a convert to T of a constant at least as wide as F: master weights), and
+    finite; with steps in the graph, the chain's constants are finite in the activation's
+    type; the fold removes an activation-sized op; with ops passed, the chain's values are
+    constants; with a relu, max-pool or pad passed (not only sums, which the shift passes as
+    n * t, n the elements each adds), no scale is zero, no scale is negative where a maximum
+    is passed, and with a shift the chain has two activation-sized ops or more, the shift
+    staying in front as x + t / s (as below); where the convolution pads or dilates its
+    input, or the bias adds the fold needs (none where the shift is zero or merges into the
+    consumer's own bias add) are not fewer than the chain's ops or one is on a result larger
+    than the input, the shift stays in front as x + t / s, which needs s not all ones (and,
+    where it stays for the bias adds, two removed ops or more), everything a constant and no
+    s zero, and t / s finite in the activation's type; for each consumer, the bias and K * s
+    are finite in their element types (in the graph, the scale and shift, where they are
+    constants, in the weights' type), and with x + t / s, rounding K * s, magnified by t /
+    s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
+    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -202,16 +210,16 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     (`_build`)."""
     # Every linear op of a model comes here; most read a relu or another linear op, so
     # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(_chained(v)[0].owner, CHAIN_OPS) for v in linear.operands):
+    if not any(isinstance(_chained(v, 0)[0].owner, CHAIN_OPS) for v in linear.operands):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
-        chained, narrowing = _chained(activation)
+        chained, narrowing, feature = _chained(activation, layout.feature)
         channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
-        affine = affine_chain(chained, layout.feature, channels, arguments, split=True)
+        affine = affine_chain(chained, feature, channels, arguments, split=True)
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
         if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
@@ -219,25 +227,32 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # input, the scale would fold back into the activation, and again.
             continue
         if affine is not None:
-            plan = _plan(linear, layout, affine, narrowing, rw)
+            plan = _plan(linear, layout, feature, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
-def _chained(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
-    """Where a chain on `value` would end: below the relus, max-pools and pads that
-    compute it from a per-feature affine op (`analysis.passage`; which of them pass is
-    decided from the chain, reader by reader), else `_narrowed(value)`."""
-    below = value
+def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.ConvertOp | None, int]:
+    """Where a chain on `value`, per feature along `feature`, would end, and that feature
+    there: below the relus, max-pools, pads and reductions that compute `value` from a
+    per-feature affine op (`analysis.passage`; which of them pass is decided from the
+    chain, reader by reader), else `_narrowed(value)`."""
+    below, below_feature = value, feature
     while isinstance(below.owner, PASSAGE_OPS):
         op = below.owner
-        datas = [op.operand] if isinstance(op, stablehlo.PadOp) else [d for d, _ in data_operands(op)]
+        if isinstance(op, stablehlo.PadOp):
+            datas = [op.operand]
+        elif isinstance(op, stablehlo.ReduceOp):
+            datas = list(op.inputs) if len(op.inputs) == 1 else []
+        else:
+            datas = [d for d, _ in data_operands(op)]
         below = next((d for d in datas if isinstance(d.owner, (*PASSAGE_OPS, *CHAIN_OPS))), None)
         if below is None:
-            return value, None
+            return value, None, feature
+        below_feature = feature_below(op, below_feature)
     if below != value:
-        return below, None
-    return _narrowed(value)
+        return below, None, below_feature
+    return (*_narrowed(value), feature)
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
@@ -264,6 +279,9 @@ class _Consumer:
     stored: np.ndarray | None
     dtype: np.dtype
     result_dtype: np.dtype
+    shift_factor: float = 1.0
+    """What a shift is multiplied by on the way to this op: the number of elements of
+    each sum passed (`analysis.passage.Passed.shift_factor`)."""
 
     @property
     def every_tap(self) -> bool:
@@ -308,20 +326,22 @@ def _consumers(
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
     computed in that wider type); or why one of them cannot take it (the first). With
-    `channels` (no narrowing convert between), a reader may also be a relu, max-pool or
-    pad that a positive scale passes (`analysis.passage.passed_by`), whose readers are
-    walked alike: the linear ops, and the ops passed on the way, in the order walked."""
+    `channels` (no narrowing convert between), a reader may also be a relu, max-pool,
+    pad or sum that a positive scale passes (`analysis.passage.passed_by`), whose readers
+    are walked alike, along the feature as it leaves each: the linear ops (each with the
+    factor the sums on its way multiply a shift by), and the ops passed on the way, in
+    the order walked."""
     found, passed = [], []
-    pending = [activation]
+    pending = [(activation, feature, 1.0)]
     while pending:
-        value = pending.pop(0)
+        value, feature, factor = pending.pop(0)
         for use in value.uses:
             user = use.owner
             if channels is not None:
                 step = passed_by(user, value, feature, channels)
                 if isinstance(step, Passed):
                     passed.append(step)
-                    pending.append(step.op.results[0])
+                    pending.append((step.op.results[0], step.feature, factor * (step.shift_factor or 1.0)))
                     continue
                 if step is not None:
                     return step
@@ -339,7 +359,7 @@ def _consumers(
             consumer = _consumer(user, layout, fold_weight_arguments, wide)
             if isinstance(consumer, str):
                 return consumer
-            found.append(consumer)
+            found.append(replace(consumer, shift_factor=factor))
     return found, passed
 
 
@@ -448,19 +468,21 @@ class _Plan:
     consumers: tuple[_ConsumerPlan, ...]
     narrowing: stablehlo.ConvertOp | None
     passed: tuple[Passed, ...] = ()
-    """The relus, max-pools and pads between the chain and consumers that read it through
-    them, in the order walked."""
+    """The relus, max-pools, pads and sums between the chain and consumers that read it
+    through them, in the order walked."""
     negative: np.ndarray | None = None
     """Where the scale is negative, when a relu is passed: each relu becomes a clamp."""
+    feature: int = 0
+    """The chain's feature dimension (the layout's, unless a reduction is passed)."""
 
 
 def _plan(
-    linear: ir.OpView, layout: InputLayout, affine: AffineChain,
+    linear: ir.OpView, layout: InputLayout, feature: int, affine: AffineChain,
     narrowing: stablehlo.ConvertOp | None, rw: FoldRewriter,
 ) -> _Plan | Outcome:
-    """The fold of `affine` (read through `narrowing`, when it is not None) into every
-    linear op that reads it, decided in the order of `fold_input_affine_into_conv`'s
-    conditions (after the chain itself); or the skip."""
+    """The fold of `affine`, per feature along `feature`, (read through `narrowing`, when
+    it is not None) into every linear op that reads it, decided in the order of
+    `fold_input_affine_into_conv`'s conditions (after the chain itself); or the skip."""
     top = affine.top
     activation = linear.operands[layout.activation]
     x = affine.x
@@ -480,7 +502,7 @@ def _plan(
     wide = activation_dtype if narrowing is not None else None  # the chain's type F
     channels = affine.channels if narrowing is None else None  # no op passed after a convert
     walked = _consumers(
-        activation if narrowing is not None else top.result, layout.feature,
+        activation if narrowing is not None else top.result, feature,
         rw.fold_weight_arguments, wide, channels,
     )
     if isinstance(walked, str):
@@ -490,7 +512,7 @@ def _plan(
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
-    x_size = _size(activation)
+    x_size = _size(top.result)
     removed = affine.activation_ops()
 
     # Either the shift becomes a bias after each consumer, or it stays in front as one add
@@ -502,14 +524,18 @@ def _plan(
     owns = [None] * len(consumers)
     kept_reason = None
     negative = None
-    if passed and not unit_scale:
-        refused = _passage_refused(affine, passed, scale, no_shift, removed)
+    # Only sums passed: the shift passes them too, times what they add up (below).
+    blocked = any(p.shift_factor is None for p in passed)
+    if passed and not unit_scale and not affine.constant:
+        return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
+    if blocked and not unit_scale:
+        refused = _passage_refused(passed, scale, no_shift, removed)
         if refused is not None:
             return rw.skip(top, refused)
         if any(p.is_relu for p in passed) and np.any(scale < 0):
             negative = scale < 0
         kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
-    elif passed:
+    elif blocked:
         kept_reason = None if no_shift else reasons.SHIFT_ALONE
     elif not no_shift and narrowing is not None:
         # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
@@ -549,28 +575,28 @@ def _plan(
 
     plans = []
     for consumer, own in zip(consumers, owns):
-        plan = _consumer_plan(consumer, scale, shift, exact, moved is not None, own)
+        factor = consumer.shift_factor
+        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
+        plan = _consumer_plan(consumer, scale, passed_shift, exact, moved is not None, own)
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
-        tuple(passed), negative,
+        tuple(passed), negative, feature,
     )
 
 
 def _passage_refused(
-    affine: AffineChain, passed: list[Passed], scale: PerChannel, no_shift: bool, removed: int
+    passed: list[Passed], scale: np.ndarray, no_shift: bool, removed: int
 ) -> Reason | None:
-    """Why a scale cannot move forward across the `passed` relus, max-pools and pads:
-    its sign is unknown (not a constant), a scale is zero, a negative one meets a
-    max-pool (a relu becomes a clamp instead), or the add x + t / s left in front would
+    """Why a constant scale cannot move forward across the `passed` relus, max-pools,
+    pads and sums, with the shift kept in front: a scale is zero, a negative one meets a
+    maximum (a relu becomes a clamp instead), or the add x + t / s left in front would
     remove no op."""
-    if not affine.constant:
-        return reasons.SCALE_NOT_CONSTANT
     if np.any(scale == 0):
         return reasons.SCALE_ZERO
-    if np.any(scale < 0) and any(not p.is_relu and isinstance(p.op, stablehlo.ReduceWindowOp) for p in passed):
+    if np.any(scale < 0) and any(p.takes_max for p in passed):
         return reasons.SCALE_NEGATIVE_POOL
     if not no_shift and removed < 2:
         return reasons.COST_NOTHING_REMOVED
@@ -640,15 +666,17 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
         if affine.split is not None:
             x = rw.elementwise(stablehlo.MulOp, x, affine.split)
         if plan.moved is not None:
-            x = kept = rw.add_per_feature(x, plan.moved, plan.layout.feature, like)
+            x = kept = rw.add_per_feature(x, plan.moved, plan.feature, like)
         if plan.narrowing is not None:
             x = rw.build(stablehlo.ConvertOp, plan.narrowing.result.type, x)
     reads = top.result if plan.narrowing is None else plan.narrowing.result
     root_result = None
     for consumer_plan in plan.consumers:
         linear = consumer_plan.consumer.linear
+        factor = consumer_plan.consumer.shift_factor
+        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
         with rw.building_before(linear):
-            result = _build_consumer(rw, consumer_plan, x, reads, scale, shift, top)
+            result = _build_consumer(rw, consumer_plan, x, reads, scale, passed_shift, top)
         if linear == plan.linear:
             root_result = result
         else:
@@ -656,7 +684,8 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     if plan.negative is not None:
         for passed in plan.passed:
             if passed.is_relu:
-                _clamp(rw, passed, plan.negative, plan.layout.feature, like)
+                shaped = like if passed.data.type == like.type else passed.data
+                _clamp(rw, passed, plan.negative, passed.feature, shaped)
     through = ", ".join(p.name for p in plan.passed)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
     if plan.passed:
