@@ -125,3 +125,30 @@ def test_batch_norms_before_a_global_average_pool_fold_into_the_dense_layer_afte
     assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
     assert compared.folded.count("stablehlo.clamp") == 1
     assert "stablehlo.multiply" not in compared.folded
+
+
+# BN (scales of both signs) -> relu -> reshape (H and W flattened into tokens, channels
+# whole) -> Dense; and BN -> transpose (NHWC to NCHW) -> dot_general over the channels,
+# no relu: its shift passes the transpose too, into a bias after the dot_general.
+TOKENS = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x36x5xf32>, tensor<1x6x6x1xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %r1 = call @relu(%bn1) : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  %f1 = stablehlo.reshape %r1 : (tensor<1x6x6x4xf32>) -> tensor<1x36x4xf32>
+  %w1 = stablehlo.constant {_kernel((4, 5))}
+  %d1 = stablehlo.dot_general %f1, %w1, contracting_dims = [2] x [0] : (tensor<1x36x4xf32>, tensor<4x5xf32>) -> tensor<1x36x5xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0]))}
+  %t2 = stablehlo.transpose %bn2, dims = [0, 3, 1, 2] : (tensor<1x6x6x3xf32>) -> tensor<1x3x6x6xf32>
+  %w2 = stablehlo.constant {_kernel((3, 1))}
+  %d2 = stablehlo.dot_general %t2, %w2, contracting_dims = [1] x [0] : (tensor<1x3x6x6xf32>, tensor<3x1xf32>) -> tensor<1x6x6x1xf32>
+  return %d1, %d2 : tensor<1x36x5xf32>, tensor<1x6x6x1xf32>
+}}
+{_RELU}"""
+
+
+def test_batch_norms_before_a_reshape_or_transpose_fold_into_the_dense_layer_after_it():
+    compared = fold_and_compare(TOKENS, seed=2, batch_norms_left=0, folds=2)
+    through = sorted(fold.through for fold in compared.report.folds)
+    assert through == ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    assert "stablehlo.multiply" not in compared.folded

@@ -450,3 +450,71 @@ func.func @no_fold_reduce_over_the_feature(%arg0: tensor<2x4xf32>) -> (tensor<2x
   %sum = stablehlo.reduce(%m init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x4xf32>, tensor<f32>) -> tensor<2xf32>
   return %d, %sum : tensor<2x3xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A transpose moves the feature (dimension 2 of the chain, 1 of the Dense's input), and
+// any per-channel map passes it: with no relu the shift passes too, into a bias after
+// the Dense (one output feature: a bias add on a result no larger than the chain's).
+// Nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_transpose_whole(
+// CHECK:         %[[T:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 1]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[T]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         stablehlo.add %[[D]], %{{.+}} : tensor<2x3x1xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_transpose_whole(%arg0: tensor<2x3x2xf32>) -> tensor<2x3x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [2] : (tensor<2xf32>) -> tensor<2x3x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [2] : (tensor<2xf32>) -> tensor<2x3x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<2x3x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.transpose [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<2x3x2xf32>
+  %t = stablehlo.transpose %y, dims = [0, 2, 1] : (tensor<2x3x2xf32>) -> tensor<2x2x3xf32>
+  %w = stablehlo.constant dense<[[0.5], [0.75]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %t, %w, contracting_dims = [1] x [0] : (tensor<2x2x3xf32>, tensor<2x1xf32>) -> tensor<2x3x1xf32>
+  return %d : tensor<2x3x1xf32>
+}
+
+// -----
+
+// relu -> a reshape that flattens H and W and keeps the channels whole -> Dense (a
+// transformer's tokens from a feature map).
+// CHECK-LABEL: func.func @fold_through_relu_and_reshape(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x2x2x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[X]], %{{.+}}
+// CHECK:         %[[F:.+]] = stablehlo.reshape %[[R]] : (tensor<1x2x2x2xf32>) -> tensor<1x4x2xf32>
+// CHECK:         stablehlo.dot_general %[[F]], %{{.+}}, contracting_dims = [2] x [0]
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_relu_and_reshape(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.maximum, stablehlo.reshape [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x2x2x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x2x2x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x2x2x2xf32>
+  %f = stablehlo.reshape %r : (tensor<1x2x2x2xf32>) -> tensor<1x4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [2] x [0] : (tensor<1x4x2xf32>, tensor<2x3xf32>) -> tensor<1x4x3xf32>
+  return %d : tensor<1x4x3xf32>
+}
+
+// -----
+
+// The chain is also flattened with another dimension: its channels are no longer one
+// dimension there.
+// CHECK-LABEL: func.func @no_fold_reshape_merging_the_feature(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_reshape_merging_the_feature(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<8xf32>) {
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the reshape does not keep the feature dimension whole [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<2x4xf32>
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %m, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %flat = stablehlo.reshape %m : (tensor<2x4xf32>) -> tensor<8xf32>
+  return %d, %flat : tensor<2x3xf32>, tensor<8xf32>
+}

@@ -10,7 +10,8 @@ comes from. Nothing here creates IR.
   `Narrow` (constants and expressions of them, seen through broadcasts, reshapes and
   converts, in float64);
 - `passage`: `passed_by`, `feature_below`, `data_operands`, `max_pool_refused` (the
-  relus, max-pools, zero pads and sums a positive per-channel scale passes).
+  relus, max-pools, zero pads, sums, transposes and reshapes a positive per-channel
+  scale passes).
 
 Import from the module that holds a name (`from ..analysis.layouts import linear_layout`);
 this package re-exports nothing.

@@ -1,5 +1,5 @@
-"""The ops a positive per-channel scale passes unchanged: relu, max-pool, zero padding and
-reductions over the other dimensions.
+"""The ops a positive per-channel scale passes unchanged: relu, max-pool, zero padding,
+reductions over the other dimensions, transposes and reshapes that keep it whole.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
@@ -15,7 +15,9 @@ them (a global max pool) is a max-pool. Both directions read these ops here: the
 side (`patterns.through`: a scale moved back from a chain after them into the linear op
 before them) and the input side (`patterns.input_side`: a scale moved forward from a
 chain before them into the linear ops after them). The feature dimension keeps its size
-through each of them, and its index except where a `reduce` drops dimensions before it.
+through each of them, and its index except where a `reduce` drops dimensions before it;
+a transpose and a reshape that keeps it whole (as many elements before it) move it, and
+any per-channel map passes them.
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
@@ -49,7 +51,15 @@ __all__ = [
     "passed_by",
 ]
 
-PASSAGE_OPS = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.PadOp, stablehlo.ReduceOp)
+PASSAGE_OPS = (
+    stablehlo.MaxOp,
+    func.CallOp,
+    stablehlo.ReduceWindowOp,
+    stablehlo.PadOp,
+    stablehlo.ReduceOp,
+    stablehlo.ReshapeOp,
+    stablehlo.TransposeOp,
+)
 """The op classes `passed_by` may pass (a call only when it calls a relu)."""
 
 
@@ -97,8 +107,9 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
     is zero, a max-pool of `value` (`max_pool_refused`), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
-    the lowest value) of `value` over other dimensions. The reason when `op` is one of
-    these kinds reading `value` but cannot be passed; None when it is none of them.
+    the lowest value) of `value` over other dimensions, or a transpose or reshape of
+    `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
+    `value` but cannot be passed; None when it is none of them.
 
     >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
     Passed(op=<maximum>, data=chain_result, zero=<the zero>, feature=3)
@@ -107,6 +118,10 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         return _pad(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
+    if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
+        # Data movement: a shift passes it as it is.
+        above = _feature_above(op, feature)
+        return reasons.RESHAPE_SPLITS_FEATURE if above is None else Passed(op, value, None, above, False, 1.0)
     for data, zero in data_operands(op):
         if data != value or (zero is not None and zero == value):
             continue
@@ -120,15 +135,44 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     return None
 
 
-def feature_below(op: ir.OpView, feature: int) -> int:
+def feature_below(op: ir.OpView, feature: int) -> int | None:
     """The dimension of `op`'s data operand that its result's dimension `feature` comes
     from: the same, except below a `reduce`, whose result keeps the operand's dimensions
-    that it does not reduce, in order."""
+    that it does not reduce, in order, a transpose, and a reshape that keeps it whole
+    (None where it does not)."""
+    if isinstance(op, stablehlo.TransposeOp):
+        return dimensions(op.permutation)[feature]
+    if isinstance(op, stablehlo.ReshapeOp):
+        return _whole(op.result, op.operand, feature)
     if not isinstance(op, stablehlo.ReduceOp):
         return feature
     reduced = set(dimensions(op.dimensions))
     kept = [d for d in range(ir.RankedTensorType(op.inputs[0].type).rank) if d not in reduced]
     return kept[feature]
+
+
+def _feature_above(op: stablehlo.ReshapeOp | stablehlo.TransposeOp, feature: int) -> int | None:
+    """The dimension of `op`'s result that its operand's dimension `feature` becomes: a
+    transpose's, or a reshape's that keeps it whole; None where a reshape splits or merges
+    it with others."""
+    if isinstance(op, stablehlo.TransposeOp):
+        return dimensions(op.permutation).index(feature)
+    return _whole(op.operand, op.result, feature)
+
+
+def _whole(source: ir.Value, target: ir.Value, feature: int) -> int | None:
+    """The dimension of `target` (a reshape of `source`, or the other way round) that
+    holds `source`'s dimension `feature` whole: as many elements before it, and as many
+    in it, both static; None if there is none."""
+    source_type, target_type = ir.RankedTensorType(source.type), ir.RankedTensorType(target.type)
+    if not (source_type.has_static_shape and target_type.has_static_shape):
+        return None
+    before = int(np.prod(source_type.shape[:feature]))
+    size = source_type.shape[feature]
+    for d in range(target_type.rank):
+        if target_type.shape[d] == size and int(np.prod(target_type.shape[:d])) == before:
+            return d
+    return None
 
 
 def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | Reason | None:

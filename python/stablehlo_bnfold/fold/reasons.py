@@ -62,6 +62,7 @@ __all__ = [
     "REDUCE_INIT_NOT_IDENTITY",
     "REDUCE_SPANS_FEATURE",
     "RELU_USERS",
+    "RESHAPE_SPLITS_FEATURE",
     "RESHAPES_CHANGE_SHAPE",
     "Reason",
     "SCALE_NEGATIVE",
@@ -230,6 +231,7 @@ SCALE_NEGATIVE_POOL = Reason(
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
 REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
 REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
+RESHAPE_SPLITS_FEATURE = Reason("the reshape does not keep the feature dimension whole")
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the relu, max-pool or pad after it")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""

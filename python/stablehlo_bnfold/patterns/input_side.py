@@ -55,12 +55,12 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a max-pool, a zero pad or a sum (`analysis.passage`): a chain's
-result may reach its linear ops through ops that commute with a positive per-feature
-scale and keep the feature dimension whole (pre-activation networks: BN -> ReLU -> conv
-in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv, and their last BN -> ReLU ->
-global average pool -> Dense, the pool a `reduce` add over the other dimensions, whose
-divide folds into the Dense first). For s > 0,
+Forward across a relu, a max-pool, a zero pad, a sum, a transpose or a reshape
+(`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+with a positive per-feature scale and keep the feature dimension whole (pre-activation
+networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
+and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
+the other dimensions, whose divide folds into the Dense first). For s > 0,
 
     relu(x * s + t) = relu(x + t / s) * s,   maxpool(v * s) = maxpool(v) * s,
     pad(v * s, 0) = pad(v, 0) * s,           sum(v * s) = sum(v) * s,
@@ -76,10 +76,10 @@ A max-pool has no such form (the maximum of v * s for s < 0 is s times the minim
 v), and a zero scale leaves no x + t / s: both are refused. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
-go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums
-are passed (BN -> global average pool -> Dense), the shift passes them too, sum(v + t) =
-sum(v) + n * t with n the elements added (static), and folds into the linear ops' bias
-as on the plain input side: nothing is left.
+go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
+transposes and reshapes are passed (BN -> global average pool -> Dense), the shift passes
+them too, sum(v + t) = sum(v) + n * t with n the elements added (static), and folds into
+the linear ops' bias as on the plain input side: nothing is left.
 
 Every rewrite removes at least one activation-sized op and never moves one onto a larger
 tensor. The chain's ops (a batch norm counts as a multiply and an add) are removed; each
@@ -145,35 +145,37 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, with the chain's values constants, or such a chain
-    below relus, max-pools, zero pads and sums (its scale not all ones: a shift alone
-    reached through them is no candidate); every user of the chain's result (or the
-    convert's) is a linear op reading it along the feature or, without a convert, a relu,
-    max-pool, pad, or `reduce` add or maximum, whose users are walked alike along the
-    feature as it leaves it: a relu's other operand is zero, a max-pool's init value is -inf
-    or the lowest value and its window, stride, padding and dilation along the feature are
-    one, one, none and one, a pad's padding value is zero and it pads nothing along the
-    feature, a reduce reduces other dimensions only, from 0 for an add and -inf or the
-    lowest value for a maximum; and for each linear op: no dynamic dimension is contracted
-    or windowed (the weights' shape is static); the result and the weights are of a
-    supported float type, the weights at least as wide as the activation and result, a
-    constant (or, in the graph, not computed by a linear op, and not grouped; through a
-    convert, a convert to T of a constant at least as wide as F: master weights), and
-    finite; with steps in the graph, the chain's constants are finite in the activation's
-    type; the fold removes an activation-sized op; with ops passed, the chain's values are
-    constants; with a relu, max-pool or pad passed (not only sums, which the shift passes as
-    n * t, n the elements each adds), no scale is zero, no scale is negative where a maximum
-    is passed, and with a shift the chain has two activation-sized ops or more, the shift
-    staying in front as x + t / s (as below); where the convolution pads or dilates its
-    input, or the bias adds the fold needs (none where the shift is zero or merges into the
-    consumer's own bias add) are not fewer than the chain's ops or one is on a result larger
-    than the input, the shift stays in front as x + t / s, which needs s not all ones (and,
-    where it stays for the bias adds, two removed ops or more), everything a constant and no
-    s zero, and t / s finite in the activation's type; for each consumer, the bias and K * s
-    are finite in their element types (in the graph, the scale and shift, where they are
-    constants, in the weights' type), and with x + t / s, rounding K * s, magnified by t /
-    s, errs by at most eps of sum |K * t| per output feature. A chain that stops at a
-    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
-    cost is reported with that op's reason.
+    below relus, max-pools, zero pads, sums, transposes and reshapes (its scale not all
+    ones: a shift alone reached through them is no candidate); every user of the chain's
+    result (or the convert's) is a linear op reading it along the feature or, without a
+    convert, a relu, max-pool, pad, `reduce` add or maximum, transpose or reshape, whose
+    users are walked alike along the feature as it leaves it: a relu's other operand is
+    zero, a max-pool's init value is -inf or the lowest value and its window, stride,
+    padding and dilation along the feature are one, one, none and one, a pad's padding value
+    is zero and it pads nothing along the feature, a reduce reduces other dimensions only,
+    from 0 for an add and -inf or the lowest value for a maximum, a reshape keeps the
+    feature whole (static shapes, as many elements before it); and for each linear op: no
+    dynamic dimension is contracted or windowed (the weights' shape is static); the result
+    and the weights are of a supported float type, the weights at least as wide as the
+    activation and result, a constant (or, in the graph, not computed by a linear op, and
+    not grouped; through a convert, a convert to T of a constant at least as wide as F:
+    master weights), and finite; with steps in the graph, the chain's constants are finite
+    in the activation's type; the fold removes an activation-sized op; with ops passed, the
+    chain's values are constants; with a relu, max-pool or pad passed (not only sums,
+    transposes and reshapes, which the shift passes, as n * t through a sum of n elements),
+    no scale is zero, no scale is negative where a maximum is passed, and with a shift the
+    chain has two activation-sized ops or more, the shift staying in front as x + t / s (as
+    below); where the convolution pads or dilates its input, or the bias adds the fold needs
+    (none where the shift is zero or merges into the consumer's own bias add) are not fewer
+    than the chain's ops or one is on a result larger than the input, the shift stays in
+    front as x + t / s, which needs s not all ones (and, where it stays for the bias adds,
+    two removed ops or more), everything a constant and no s zero, and t / s finite in the
+    activation's type; for each consumer, the bias and K * s are finite in their element
+    types (in the graph, the scale and shift, where they are constants, in the weights'
+    type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
+    sum |K * t| per output feature. A chain that stops at a per-feature op it cannot fold (a
+    NaN variance under the bias add) and is refused for cost is reported with that op's
+    reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -234,13 +236,13 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
 
 def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.ConvertOp | None, int]:
     """Where a chain on `value`, per feature along `feature`, would end, and that feature
-    there: below the relus, max-pools, pads and reductions that compute `value` from a
+    there: below the relus, pools, pads, sums and reshapes that compute `value` from a
     per-feature affine op (`analysis.passage`; which of them pass is decided from the
     chain, reader by reader), else `_narrowed(value)`."""
     below, below_feature = value, feature
     while isinstance(below.owner, PASSAGE_OPS):
         op = below.owner
-        if isinstance(op, stablehlo.PadOp):
+        if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp)):
             datas = [op.operand]
         elif isinstance(op, stablehlo.ReduceOp):
             datas = list(op.inputs) if len(op.inputs) == 1 else []
@@ -250,6 +252,8 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
         if below is None:
             return value, None, feature
         below_feature = feature_below(op, below_feature)
+        if below_feature is None:
+            return value, None, feature
     if below != value:
         return below, None, below_feature
     return (*_narrowed(value), feature)
@@ -327,7 +331,7 @@ def _consumers(
     the conditions of one fold (with master weights at least as `wide`, when the chain is
     computed in that wider type); or why one of them cannot take it (the first). With
     `channels` (no narrowing convert between), a reader may also be a relu, max-pool,
-    pad or sum that a positive scale passes (`analysis.passage.passed_by`), whose readers
+    pad, sum, transpose or reshape that a positive scale passes (`analysis.passage.passed_by`), whose readers
     are walked alike, along the feature as it leaves each: the linear ops (each with the
     factor the sums on its way multiply a shift by), and the ops passed on the way, in
     the order walked."""
@@ -468,12 +472,13 @@ class _Plan:
     consumers: tuple[_ConsumerPlan, ...]
     narrowing: stablehlo.ConvertOp | None
     passed: tuple[Passed, ...] = ()
-    """The relus, max-pools, pads and sums between the chain and consumers that read it
-    through them, in the order walked."""
+    """The relus, pools, pads, sums and reshapes between the chain and consumers that
+    read it through them, in the order walked."""
     negative: np.ndarray | None = None
     """Where the scale is negative, when a relu is passed: each relu becomes a clamp."""
     feature: int = 0
-    """The chain's feature dimension (the layout's, unless a reduction is passed)."""
+    """The chain's feature dimension (the layout's, unless a reduce, reshape or transpose
+    is passed)."""
 
 
 def _plan(
@@ -524,7 +529,8 @@ def _plan(
     owns = [None] * len(consumers)
     kept_reason = None
     negative = None
-    # Only sums passed: the shift passes them too, times what they add up (below).
+    # Only sums, transposes and reshapes passed: the shift passes them too, times what
+    # the sums add up (below).
     blocked = any(p.shift_factor is None for p in passed)
     if passed and not unit_scale and not affine.constant:
         return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
