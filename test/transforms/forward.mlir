@@ -518,3 +518,44 @@ func.func @no_fold_reshape_merging_the_feature(%arg0: tensor<2x4xf32>) -> (tenso
   %flat = stablehlo.reshape %m : (tensor<2x4xf32>) -> tensor<8xf32>
   return %d, %flat : tensor<2x3xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A global max pool (reduce maximum from -inf over H and W) passes a positive scale like
+// a max-pool.
+// CHECK-LABEL: func.func @fold_through_global_max_pool(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x2x2x2xf32>
+// CHECK:         %[[M:.+]] = stablehlo.reduce(%[[X]] init: %{{.+}}) applies stablehlo.maximum across dimensions = [1, 2]
+// CHECK:         stablehlo.dot_general %[[M]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_global_max_pool(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.reduce [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x2x2x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mx = stablehlo.reduce(%y init: %ninf) applies stablehlo.maximum across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
+// A negative scale before a global max pool: refused, as before a max-pool.
+// CHECK-LABEL: func.func @no_fold_negative_scale_before_global_max_pool(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_negative_scale_before_global_max_pool(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative before a max-pool: maxpool(v * s) is not maxpool(v) * s [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mx = stablehlo.reduce(%m init: %ninf) applies stablehlo.maximum across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
