@@ -81,7 +81,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     # left: the input Normalization (a pad follows it, not a linear op). The 16
     # squeeze-excite gates are computed from the data: not folded into the projections.
     ("keras_efficientnet_b0", Variant(A, ST, F32)): Expected(100, 2, 179, 52),
-    ("keras_efficientnet_b0", Variant(C, SY, F32)): Expected(100, 2, 181, 52),
+    ("keras_efficientnet_b0", Variant(C, SY, F32)): Expected(100, 2, 179, 52),
     ("keras_efficientnet_b0", Variant(C, ST, MIXED)): Expected(100, 34, 245, 34),
     # left: 16 depthwise BNs ("weights have no wider master copy") and the input
     # Normalization.
@@ -90,7 +90,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     # issue 18: mixed precision with weights as arguments is reported, not yet folded.
     ("keras_mobilenet_v3_small", Variant(C, ST, F32)): Expected(68, 1, 119, 55),
     # left: the Rescaling's shift in front of the padded stem convolution.
-    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 54),
+    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 120, 54),
     ("keras_resnet50", Variant(C, ST, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 54),
@@ -104,7 +104,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("keras_convnext_tiny", Variant(C, ST, F32)): Expected(64, 44, 1630, 37),
     # left: 22 LayerNormalizations (gamma multiplied into the per-token rsqrt: not a
     # candidate).
-    ("keras_convnext_tiny", Variant(C, SY, F32)): Expected(64, 44, 2153, 37),
+    ("keras_convnext_tiny", Variant(C, SY, F32)): Expected(64, 44, 1630, 37),
     # left: the same 22 LayerNormalizations.
     # Flax: each BatchNorm is 3 norm ops ((x - mean) * (rsqrt(var + eps) * scale) + bias), a
     # LayerNorm 2 (* scale, + bias), an RMSNorm 1 (* scale).
@@ -123,13 +123,16 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 2, 48, 2),
     # left: LayerNorm 1's scale and shift (issue 18: the [heads, head_dim] biases with
     # weights as arguments are not yet folded into).
-    ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 0, 49, 3),
+    ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 1, 47, 3),
+    # left: LayerNorm 1's shift, kept as one add x + t / s before q, k and v ("folding
+    # would add as many activation-sized ops as it removes": with a symbolic batch it does
+    # not merge into the [heads, head_dim] biases as with a static one).
     ("flax_vit_layer", Variant(C, ST, MIXED)): Expected(4, 2, 53, 4),
     # left: both LayerNorms' shifts, kept in f32 before the narrowing convert as one add
     # x + t / s each (as a bias after the bf16 Dense they would cancel at the size of x);
     # their scales fold.
     ("flax_prenorm_transformer", Variant(C, ST, F32)): Expected(4, 0, 50, 3),
-    ("flax_prenorm_transformer", Variant(A, SY, F32)): Expected(4, 0, 54, 3),
+    ("flax_prenorm_transformer", Variant(A, SY, F32)): Expected(4, 0, 50, 3),
     ("flax_prenorm_transformer", Variant(C, ST, BF16)): Expected(4, 4, 62, 1),
     # left: both LayerNorms' scale and shift, computed in f32 before Dense layers whose
     # weights are stored only in bf16 ("weights have no wider master copy").
