@@ -149,6 +149,10 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         with rw.building_before(op) if in_case else contextlib.nullcontext():
             if new.values is not None:
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
+            elif weights.master is not None:
+                # convert_T(W_F * s): the product in the master's type F, rounded to T once.
+                product = rw.scaled(weights.master, scale, weights.layout.weight_axis)
+                value = rw.build(stablehlo.ConvertOp, weights.tensor_type, product)
             else:
                 value = rw.scaled(weights.value, scale, weights.layout.weight_axis)
             replacement = rw.with_operand(op, index, value)
