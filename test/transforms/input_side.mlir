@@ -463,6 +463,66 @@ func.func @fold_mixed_f16_bn_into_conv_through_convert(%arg0: tensor<1x2x2x2xf32
 
 // -----
 
+// Flax's MultiHeadDotProductAttention with weights as arguments: a LayerNorm-style scale
+// and shift before the q and k projections, each a DenseGeneral [D] -> [heads, head_dim]
+// with its own [heads, head_dim] bias argument. The shift, contracted with each kernel in
+// the graph (a [2, 3] dot_general), merges into that bias: no add is added.
+// CHECK-LABEL: func.func @fold_shift_into_head_biases_as_arguments(
+// CHECK-SAME:    %[[X:.+]]: tensor<2x4xf32>, %[[G:.+]]: tensor<4xf32>, %[[BETA:.+]]: tensor<4xf32>, %[[WQ:.+]]: tensor<4x2x3xf32>, %[[BQ:.+]]: tensor<2x3xf32>, %[[WK:.+]]: tensor<4x2x3xf32>, %[[BK:.+]]: tensor<2x3xf32>
+// CHECK:         %[[SQ:.+]] = stablehlo.multiply %[[WQ]], %{{.+}} : tensor<4x2x3xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %[[X]], %[[SQ]], contracting_dims = [1] x [0]
+// CHECK:         %[[TQ:.+]] = stablehlo.dot_general %[[BETA]], %[[WQ]], contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4x2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[MQ:.+]] = stablehlo.add %[[TQ]], %[[BQ]] : tensor<2x3xf32>
+// CHECK:         %[[BBQ:.+]] = stablehlo.broadcast_in_dim %[[MQ]], dims = [1, 2] : (tensor<2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK:         %[[OQ:.+]] = stablehlo.add %[[Q]], %[[BBQ]] : tensor<2x2x3xf32>
+// CHECK:         stablehlo.add %{{.+}}, %[[BK]] : tensor<2x3xf32>
+// CHECK-NOT:     tensor<2x4xf32>
+// CHECK:         return %[[OQ]]
+func.func @fold_shift_into_head_biases_as_arguments(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %wq: tensor<4x2x3xf32>, %bq: tensor<2x3xf32>, %wk: tensor<4x2x3xf32>, %bk: tensor<2x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bq_r = stablehlo.reshape %bq : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %q_b = stablehlo.add %q, %bq_b : tensor<2x2x3xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bk_r = stablehlo.reshape %bk : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %k_b = stablehlo.add %k, %bk_b : tensor<2x2x3xf32>
+  return %q_b, %k_b : tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// folding would move an add onto a larger tensor: the same q and k projections with
+// weights as arguments, but k's bias argument is laid out [head_dim, heads] (broadcast
+// with dims = [2, 1]): only a block in the result's order merges, and k's folded bias
+// would need its own add on the [2, 2, 3] result, larger than the [2, 4] input.
+// CHECK-LABEL: func.func @no_fold_shift_into_head_biases_in_another_order(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_shift_into_head_biases_in_another_order(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %wq: tensor<4x2x3xf32>, %bq: tensor<2x3xf32>, %wk: tensor<4x2x3xf32>, %bk: tensor<3x2xf32>) -> (tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bq_r = stablehlo.reshape %bq : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %q_b = stablehlo.add %q, %bq_b : tensor<2x2x3xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk, dims = [2, 1] : (tensor<3x2xf32>) -> tensor<2x2x3xf32>
+  %k_b = stablehlo.add %k, %bk_b : tensor<2x2x3xf32>
+  return %q_b, %k_b : tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
 // The batch norm's result is also returned: folding it would leave it computed twice.
 // CHECK-LABEL: func.func @no_fold_affine_result_with_other_users(
 // CHECK:         stablehlo.batch_norm_inference
@@ -1302,5 +1362,5 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 23, skipped 47
+// REPORT: folded 24, skipped 48
 

@@ -77,7 +77,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.per_channel import Narrow, per_feature_block_f64
+from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from ..fold import reasons
@@ -237,7 +237,9 @@ class _Consumer:
         and that bias (a finite constant or, with `fold_weight_arguments`, a narrow value
         not computed by a linear op): the folded bias merges into it at no op's cost. A
         folded bias over several dimensions (DenseGeneral's [heads, head_dim]) merges, on
-        the `exact` path, into a finite constant over the same dimensions. At batch 1
+        the `exact` path, into a finite constant over the same dimensions; in the graph,
+        into a value of exactly that block (a bias argument) of the result's element
+        type, not computed by a linear op. At batch 1
         another linear op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is
         an activation, not a bias."""
         users = list(self.linear.result.uses)
@@ -248,6 +250,15 @@ class _Consumer:
             return None
         other = add.rhs if add.lhs == self.linear.result else add.lhs
         if len(self.layout.result_dims) != 1:
+            if not exact and fold_weight_arguments:
+                # In the graph: a block of the result's element type, passed as an argument.
+                block = per_feature_block_source(other, self.layout.result_dims)
+                element = ir.RankedTensorType(other.type).element_type
+                if block is None or ir.RankedTensorType(block.type).element_type != element:
+                    return None
+                if computed_by_linear_op(block):
+                    return None
+                return add, block
             block = per_feature_block_f64(other, self.layout.result_dims) if exact else None
             if block is None or not np.all(np.isfinite(block)):
                 return None
