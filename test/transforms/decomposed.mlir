@@ -447,6 +447,25 @@ func.func @fold_scalar_after_dense_on_argument_onto_constant_weights(%x: tensor<
 
 // -----
 
+// The same with both dense operands arguments (`f(x, W) = (x @ W) * 2`, weights passed
+// as arguments): neither is a constant nor computed by a linear op. The scalar goes onto
+// the rhs, the weights (x @ W), computed in the graph, not onto x, whose rows are the batch.
+// CHECK-LABEL: func.func @fold_scalar_after_dense_onto_rhs_when_both_are_arguments
+// CHECK-SAME:    %[[X:.+]]: tensor<4x2xf32>, %[[W:.+]]: tensor<2x1xf32>
+// CHECK:         %[[S:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<2x1xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %[[X]], %[[S]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_onto_rhs_when_both_are_arguments(%x: tensor<4x2xf32>, %w: tensor<2x1xf32>) -> tensor<4x1xf32> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x1xf32>) -> tensor<4x1xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<4x1xf32>
+  %y = stablehlo.multiply %d, %a : tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}
+
+// -----
+
 // A squeeze-excite gate after a convolution: sigmoid(dense(mean over H, W)), per channel
 // but computed from the image. Folded, it would make the kernel a run-time value.
 // CHECK-LABEL: func.func @no_fold_gate_computed_from_the_data

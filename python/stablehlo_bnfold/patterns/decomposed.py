@@ -112,8 +112,8 @@ def _onto_weights(
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
     of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
-    first weights that can be scaled, never an operand computed by a linear op (torch's
-    `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
+    first weights that can be scaled on the rhs, then on the lhs, never an operand
+    computed by a linear op (torch's `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
     refused, scalable = [], []
     for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
@@ -128,7 +128,12 @@ def _onto_weights(
         if all(w.values is not None for w in weights):
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
-    return scalable[0] if scalable else refused[0]
+    # In the graph, both operands of a dot_general may be arguments, neither computed by
+    # a linear op (`f(x, W) = (x @ W) * c`): the rhs is taken, where producers put the
+    # weights (Flax's and Keras's `x @ W`, torch's `addmm`, TensorFlow's `dot`); the lhs
+    # produces result dimension 0, the batch.
+    rhs = [m for m in scalable if all(w.layout.weight_operand == 1 for w in m[4])]
+    return (rhs or scalable or refused)[0]
 
 
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
@@ -226,7 +231,8 @@ def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
 
     c goes onto the weights only: a scalar c (per-channel along every dimension) is laid
     along the first dimension whose weights are a constant, else the first whose weights
-    can be scaled in the graph; never onto an operand computed by a linear op. A scalar
+    can be scaled in the graph, the rhs before the lhs (with both operands arguments, the
+    rhs holds the weights: `x @ W`); never onto an operand computed by a linear op. A scalar
     constant c after L + b with a constant b over several of the weights' result
     dimensions (Flax attention's `query / sqrt(head_dim)` after a [heads, head_dim]
     bias) folds as L(x, K * c) + b * c, with constant weights and one linear op.
