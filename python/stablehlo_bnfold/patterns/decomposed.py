@@ -24,6 +24,7 @@ from ..fold.affine_map import (
     Weights,
     biased_linear,
     chain_bias,
+    computed_from_constants,
     computed_from_data,
     factor_reason,
     per_channel,
@@ -111,9 +112,11 @@ def _onto_weights(
 ) -> tuple[BiasedLinear, int, PerChannel, PerChannel, tuple[Weights, ...]] | Reason:
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
-    of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
-    first weights that can be scaled on the rhs, then on the lhs, never an operand
-    computed by a linear op (torch's `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
+    of a dot_general's lhs puts it on the lhs: constant weights are taken first, then
+    weights computed from constants alone, then the first weights that can be scaled on
+    the rhs, then on the lhs, never an operand computed by a linear op (torch's `addmm`
+    alpha after `x @ W^T`: dimension 0 is x's, and x may be the function's data
+    argument)."""
     refused, scalable = [], []
     for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
@@ -128,12 +131,16 @@ def _onto_weights(
         if all(w.values is not None for w in weights):
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
-    # In the graph, both operands of a dot_general may be arguments, neither computed by
-    # a linear op (`f(x, W) = (x @ W) * c`): the rhs is taken, where producers put the
-    # weights (Flax's and Keras's `x @ W`, torch's `addmm`, TensorFlow's `dot`); the lhs
-    # produces result dimension 0, the batch.
-    rhs = [m for m in scalable if all(w.layout.weight_operand == 1 for w in m[4])]
-    return (rhs or scalable or refused)[0]
+    # Weights computed from constants (torch-mlir's `transpose(%W)`) before any that read
+    # a function argument, which may be the data itself (a dense layer on the input); then
+    # the rhs before the lhs: with both operands of a dot_general arguments (`f(x, W) =
+    # (x @ W) * c`), the rhs is where producers put the weights (Flax's and Keras's
+    # `x @ W`, torch's `addmm`, TensorFlow's `dot`); the lhs produces result dimension 0.
+    scalable.sort(key=lambda m: (
+        not all(computed_from_constants(w.value) for w in m[4]),
+        not all(w.layout.weight_operand == 1 for w in m[4]),
+    ))
+    return scalable[0] if scalable else refused[0]
 
 
 def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
