@@ -120,9 +120,7 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("flax_se_net", Variant(C, SY, F32)): Expected(21, 0, 24, 24),
     ("flax_se_net", Variant(C, ST, MIXED)): Expected(21, 0, 28, 10),
     ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 0, 45, 4),
-    ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 0, 46, 3),
-    # issue 18: the query scaling over a [heads, head_dim] bias argument is not yet folded
-    # (with constants it is: 45 activation-sized ops, 4 folds).
+    ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 0, 45, 4),
     ("flax_vit_layer", Variant(C, SY, F32)): Expected(4, 0, 49, 3),
     ("flax_vit_layer", Variant(C, ST, MIXED)): Expected(4, 2, 53, 4),
     # left: both LayerNorms' shifts, kept in f32 before the narrowing convert as one add

@@ -468,7 +468,7 @@ func.func @fold_mixed_f16_bn_into_conv_through_convert(%arg0: tensor<1x2x2x2xf32
 // with its own [heads, head_dim] bias argument. The shift, contracted with each kernel in
 // the graph (a [2, 3] dot_general), merges into that bias: no add is added.
 // CHECK-LABEL: func.func @fold_shift_into_head_biases_as_arguments(
-// CHECK-SAME:    %[[X:.+]]: tensor<2x4xf32>, %[[G:.+]]: tensor<4xf32>, %[[BETA:.+]]: tensor<4xf32>, %[[WQ:.+]]: tensor<4x2x3xf32>, %[[BQ:.+]]: tensor<2x3xf32>, %[[WK:.+]]: tensor<4x2x3xf32>, %[[BK:.+]]: tensor<2x3xf32>
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[BETA:[^:]+]]: tensor<4xf32>, %[[WQ:[^:]+]]: tensor<4x2x3xf32>, %[[BQ:[^:]+]]: tensor<2x3xf32>, %[[WK:[^:]+]]: tensor<4x2x3xf32>, %[[BK:[^:]+]]: tensor<2x3xf32>
 // CHECK:         %[[SQ:.+]] = stablehlo.multiply %[[WQ]], %{{.+}} : tensor<4x2x3xf32>
 // CHECK:         %[[Q:.+]] = stablehlo.dot_general %[[X]], %[[SQ]], contracting_dims = [1] x [0]
 // CHECK:         %[[TQ:.+]] = stablehlo.dot_general %[[BETA]], %[[WQ]], contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4x2x3xf32>) -> tensor<2x3xf32>
@@ -891,7 +891,7 @@ func.func @no_fold_mixed_bf16_weights_stored_in_bf16(%arg0: tensor<2x4xf32>) -> 
 // chain's input keeps its convert. With fold-weight-arguments=false the chain is no
 // candidate.
 // CHECK-LABEL: func.func @fold_mixed_bf16_weights_as_arguments(
-// CHECK-SAME:    %[[X:.+]]: tensor<2x4xf32>, %[[G:.+]]: tensor<4xf32>, %[[M:.+]]: tensor<4x3xf32>
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[M:[^:]+]]: tensor<4x3xf32>
 // CHECK:         %[[XB:.+]] = stablehlo.convert %[[X]] : (tensor<2x4xf32>) -> tensor<2x4xbf16>
 // CHECK:         %[[GB:.+]] = stablehlo.broadcast_in_dim %[[G]], dims = [0] : (tensor<4xf32>) -> tensor<4x3xf32>
 // CHECK:         %[[P:.+]] = stablehlo.multiply %[[M]], %[[GB]] : tensor<4x3xf32>

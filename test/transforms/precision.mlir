@@ -64,7 +64,7 @@ func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xb
 // the product to bf16 once; the bias (b * s + t) is computed in f32 on [C] vectors and
 // converted once.
 // CHECK-LABEL: func.func @fold_precision_island_with_argument_values
-// CHECK-SAME:    %[[X:.+]]: tensor<1x4x4x2xbf16>, %[[W:.+]]: tensor<1x1x2x3xf32>, %[[MEAN:.+]]: tensor<3xf32>, %[[INV:.+]]: tensor<3xf32>
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x4x4x2xbf16>, %[[W:[^:]+]]: tensor<1x1x2x3xf32>, %[[MEAN:[^:]+]]: tensor<3xf32>, %[[INV:[^:]+]]: tensor<3xf32>
 // CHECK-DAG:     %[[T:.+]] = stablehlo.multiply %{{.+}}, %[[INV]] : tensor<3xf32>
 // CHECK-DAG:     %[[TB:.+]] = stablehlo.convert %[[T]] : (tensor<3xf32>) -> tensor<3xbf16>
 // CHECK-DAG:     %[[S:.+]] = stablehlo.broadcast_in_dim %[[INV]], dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
@@ -94,7 +94,7 @@ func.func @fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16
 // bf16) and a scale and shift that are arguments: b * s + t in f32, the master weights
 // scaled in f32, each converted to bf16 once.
 // CHECK-LABEL: func.func @fold_precision_island_argument_bias
-// CHECK-SAME:    %[[X:.+]]: tensor<4x2xbf16>, %[[W:.+]]: tensor<2x3xf32>
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<4x2xbf16>, %[[W:[^:]+]]: tensor<2x3xf32>
 // CHECK:         %[[P:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<2x3xf32>
 // CHECK:         %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<2x3xf32>) -> tensor<2x3xbf16>
 // CHECK:         %[[D:.+]] = stablehlo.dot_general %[[X]], %[[K]]
