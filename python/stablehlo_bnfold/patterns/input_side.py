@@ -110,6 +110,7 @@ from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
+    LINEAR_OPS,
     AffineChain,
     PerChannel,
     affine_chain,
@@ -225,6 +226,10 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
             continue
         chained, narrowing, feature = _chained(activation, layout.feature)
+        if chained != activation and narrowing is None and _bias_add(chained.owner):
+            # L + b before a relu (every CNN's): a shift alone, which nothing passes;
+            # decided before any constant is read.
+            continue
         channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
         affine = affine_chain(chained, feature, channels, arguments, split=True)
         if isinstance(affine, str):
@@ -242,6 +247,12 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             plan = _plan(linear, layout, feature, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
+
+
+def _bias_add(op) -> bool:
+    """Whether `op` adds something to a linear op's result (a chain of it is one add: its
+    scale is all ones)."""
+    return isinstance(op, stablehlo.AddOp) and any(isinstance(v.owner, LINEAR_OPS) for v in op.operands)
 
 
 def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.ConvertOp | None, int]:
