@@ -212,6 +212,115 @@ func.func @fold_conv_max_pool_lowest_init_batch_norm(%arg0: tensor<1x4x4x2xf32>)
 
 // -----
 
+// LeViT's `bn(x.flatten(0, 1)).reshape_as(x)` after a Dense layer: dot_general + bias ->
+// reshape [2, 5, 3] -> [10, 3] -> batch_norm_inference -> reshape back. A reshape is linear:
+// scale and shift both go into the weights and the bias, no add is left, and the reshapes
+// that restore the shape go too.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<2x5x3xf32>
+// CHECK-NOT:     stablehlo.reshape
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x5x3xf32>
+func.func @fold_dot_general_reshape_batch_norm(%arg0: tensor<2x5x4xf32>) -> tensor<2x5x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5, 0.75]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+  %db = stablehlo.add %d, %bb : tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %db : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %n = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  %y = stablehlo.reshape %n : (tensor<10x3xf32>) -> tensor<2x5x3xf32>
+  return %y : tensor<2x5x3xf32>
+}
+
+// -----
+
+// The same without a bias add, the norm's result kept flat: the shift becomes the bias,
+// added before the rebuilt reshape along the dot_general's feature dimension 2.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_without_bias(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<2x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.reshape %[[A]] : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<10x3xf32>
+func.func @fold_dot_general_reshape_without_bias(%arg0: tensor<2x5x4xf32>) -> tensor<10x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y : tensor<10x3xf32>
+}
+
+// -----
+
+// An NHWC convolution transposed to NCHW before its batch norm (feature_index 1): the
+// feature dimension maps through the permutation to the convolution's 3.
+// CHECK-LABEL: func.func @fold_conv_transpose_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.transpose %[[A]], dims = [0, 3, 1, 2]
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x3x4x4xf32>
+func.func @fold_conv_transpose_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.transpose [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%t, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A reshape below a relu: the scale passes both, the shift stays behind the relu as one
+// add along the relu's feature dimension 1.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_relu_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[F:.+]] = stablehlo.reshape %[[D]] : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[F]], %{{.+}} : tensor<10x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<10x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<10x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<10x3xf32>
+func.func @fold_dot_general_reshape_relu_batch_norm(%arg0: tensor<2x5x4xf32>) -> tensor<10x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<10x3xf32>
+  %r = stablehlo.maximum %flat, %zero : tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape, stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y : tensor<10x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -548,6 +657,56 @@ func.func @no_fold_integer_relu(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi3
   %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xi32>) -> tensor<1x4x4x3xi32>
   %y = stablehlo.multiply %r, %sb : tensor<1x4x4x3xi32>
   return %y : tensor<1x4x4x3xi32>
+}
+
+// -----
+
+// The reshape merges the dot_general's 3 features with the 5 tokens: the norm's 15
+// channels are not one dimension of the linear op's result.
+// CHECK-LABEL: func.func @no_fold_reshape_merges_feature(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_reshape_merges_feature(%arg0: tensor<2x5x4xf32>) -> tensor<2x15xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<2x15xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0]> : tensor<15xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<15xf32>) -> tensor<2x15xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: a reshape splits or merges the feature dimension [fold_scale_through_relu]
+  %y = stablehlo.multiply %flat, %s : tensor<2x15xf32>
+  return %y : tensor<2x15xf32>
+}
+
+// -----
+
+// The reshape is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_reshape_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_reshape_other_users(%arg0: tensor<2x5x4xf32>) -> (tensor<10x3xf32>, tensor<10x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: reshape or transpose result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y, %flat : tensor<10x3xf32>, tensor<10x3xf32>
+}
+
+// -----
+
+// The scale after the transpose is a function argument: only constants are moved.
+// CHECK-LABEL: func.func @no_fold_transpose_scale_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
+  %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
 }
 
 // -----

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
+from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.shapes import shape_read_from
 from ..constants import float_dtype, round_to, scale_along
@@ -47,10 +47,13 @@ class FoldPlan:
     dimensions is a constant bias over a block of them (a scalar times L + b with a
     [heads, head_dim] b), which reads its dynamic shape from the new linear op.
 
-    With `through` (the relus, `maximum(linear, 0)` or calls of one, and max-pools between
+    With `through` (the relus, `maximum(linear, 0)` or calls of one, max-pools, reshapes
+    and transposes between
     the linear op and `root`'s chain, the one reading the linear op first), the root is
     P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
-    shift `after` (None when zero) added behind them."""
+    shift `after` (None when zero) added behind them, along `after_feature` (the root's
+    feature dimension, where reshapes or transposes among `through` move it; None: the
+    same as `feature`)."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -60,6 +63,7 @@ class FoldPlan:
     bias: np.ndarray | PerChannel | None
     through: tuple[ir.OpView, ...] = ()
     after: np.ndarray | None = None
+    after_feature: int | None = None
 
 
 def plan_fold(
@@ -72,11 +76,13 @@ def plan_fold(
     weights: tuple[Weights, ...] | None,
     through: tuple[ir.OpView, ...] = (),
     after: np.ndarray | None = None,
+    after_feature: int | None = None,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
     them, see `FoldPlan`), `root` = P(linear) * scale + after, `shift` the bias times the
-    scale, and `after` the constant shift kept behind the last of them.
+    scale, and `after` the constant shift kept behind the last of them, along
+    `after_feature` of `root` (None: `feature`).
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -84,7 +90,7 @@ def plan_fold(
     take the exact path (float64, one rounding, a reason when the result is not finite in
     its element type; a zero bias adds nothing); anything else is computed in the graph.
     """
-    channels = ir.RankedTensorType(root.result.type).shape[feature]
+    channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
     weights_exact = scale is None or (
         isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
     )
@@ -111,7 +117,7 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after)
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature)
 
 
 def _scaled_weights(
@@ -140,7 +146,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray):
         result_type = ir.RankedTensorType(root.result.type)
-        bias = rw.vector(bias, result_type.shape[feature], result_type.element_type)
+        channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
+        bias = rw.vector(bias, channels, result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
     linear_result = linear.linear_value
     for op, new in zip(linear.branches, plan.weights):
@@ -176,7 +183,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         reads = op.results[0]
         passed = rw.with_operand(op, index, passed)
         rebuilt.append(passed)
-    result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, feature, passed)
+    after_feature = feature if plan.after_feature is None else plan.after_feature
+    result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, after_feature, passed)
     # A call is no pure op: the greedy driver never erases it once dead, and the old
     # linear op would stay computed beside the new one. Only the chain reads the last op,
     # each op only the next. Last, from the chain down: the ops above were built before.
@@ -184,8 +192,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         rw.replace_inside(op, new)
     # A relu, a maximum or a call of one, is reported as `stablehlo.maximum`.
     through = ", ".join(
-        op.operation.name if isinstance(op, stablehlo.ReduceWindowOp) else "stablehlo.maximum"
-        for op in plan.through
+        "stablehlo.maximum" if isinstance(op, func.CallOp) else op.operation.name for op in plan.through
     )
     return rw.folded(root, result, linear.linear, through=through)
 

@@ -35,6 +35,8 @@ __all__ = [
     "ISLAND_NOT_CONSTANT",
     "ISLAND_USERS",
     "MAXIMUM_NOT_RELU",
+    "MOVED_NOT_CONSTANT",
+    "MOVED_USERS",
     "NARROW_WEIGHTS",
     "NOT_AFTER_LINEAR",
     "NOT_CONSTANT",
@@ -59,6 +61,7 @@ __all__ = [
     "POOL_USERS",
     "RELU_USERS",
     "RESHAPES_CHANGE_SHAPE",
+    "RESHAPE_SPLITS_FEATURE",
     "Reason",
     "SCALE_NEGATIVE",
     "SCALE_NOT_CONSTANT",
@@ -218,3 +221,10 @@ Making it positive (Samsung ONE's gamma = 1e-10) would change the results."""
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
 """Why a per-channel chain that is no pattern's candidate stays; the line adds what it
 reads and what reads it."""
+
+# Through a reshape or transpose (patterns/through.py).
+RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimension")
+"""Why a chain after a reshape stays: its channels are not one dimension of the linear
+op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
+MOVED_USERS = Reason("reshape or transpose result has other users")
+MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")

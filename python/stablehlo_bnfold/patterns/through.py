@@ -22,8 +22,19 @@ maximum of each window, and for s > 0 per channel, with a window of one along th
 channels, maxpool(v) * s = maxpool(v * s) exactly. Its init value pads the windows and
 starts each maximum; -inf (or the type's lowest value) is the identity of the maximum
 before and after scaling, where any other value would be scaled on one side only. So the
-scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN. Issue 21 extends
-this module to the other ops a per-channel map commutes with (LeakyReLU, mean, reshape,
+scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN.
+
+A reshape or a transpose only moves elements. When it keeps the feature dimension whole
+(a transpose always does; a reshape when the same number of elements precede a dimension
+of the same size on both sides), element i of its result holds the channel its source
+element held, so for any per-channel s and t, of any sign,
+
+    reshape(v) * s + t = reshape(v * s + t)
+
+with s and t read along the mapped dimension. Between the linear op and the chain with
+nothing else, the whole map goes into the weights and the bias: LeViT's `Linear ->
+flatten -> BatchNorm1d -> reshape`, a Flax Dense -> reshape -> BatchNorm. Issue 21
+extends this module to the other ops a per-channel map commutes with (LeakyReLU, mean,
 concat).
 """
 
@@ -59,26 +70,29 @@ __all__ = [
     "FOLD_SCALE_THROUGH_MAX_POOL",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
+    "FOLD_SCALE_THROUGH_RESHAPE",
+    "FOLD_SCALE_THROUGH_TRANSPOSE",
     "fold_scale_through_relu",
 ]
 
 
-def fold_scale_through_relu(
-    root: stablehlo.MaxOp | func.CallOp | stablehlo.ReduceWindowOp, rw: FoldRewriter
-) -> Outcome:
+def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
-    P is a relu, a max-pool, or a chain of them, each read only by the next (conv ->
-    relu -> max-pool -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
+    P is a relu, a max-pool, a reshape or transpose that keeps the feature dimension
+    whole, or a chain of them, each read only by the next (conv -> relu -> max-pool ->
+    BN, dense -> reshape -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
     a private function whose body returns it of one of its arguments (`jax.nn.relu` is
     jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
     batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`. A(y) =
     y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
-    feature of a dimension L produces from its weights. The scale moves into the weights
-    (and the bias) before P; t stays behind it as one add. The fold and its
-    skips are reported at the chain's outermost op.
+    feature of a dimension L produces from its weights, mapped through P's reshapes and
+    transposes. The scale moves into the weights (and the bias) before P; t stays behind
+    it as one add, or goes into the bias too when P is only reshapes and transposes
+    (which are linear: no add is left, whatever the sign of s). The fold and its skips
+    are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
     it is at most one add (none when t is zero); the bias add of L + b stays one add. A
@@ -90,17 +104,17 @@ def fold_scale_through_relu(
     reads P, along a dimension L's weights produce, with a scale that is not all ones;
     some reader of the chain is not a linear op (the input side folds scale and shift
     into the linear ops after it, which leaves no add where their padding allows; here t
-    stays); each maximum's other operand is a zero constant (a relu), whose shape, when
+    stays); no reshape of P splits or merges the chain's feature dimension; each maximum's other operand is a zero constant (a relu), whose shape, when
     dynamic, is not read from L, L + b or an op of P below it (the rebuilt relu would
     keep them computed, or read a value defined after it); each max-pool's init value is
     -inf or the type's lowest value; each max-pool's window, stride, padding and
-    dilation along the feature dimension are one, one, none and one; each relu's and
-    max-pool's only user is the next op (the last one's the chain); the
+    dilation along the feature dimension are one, one, none and one; each op of P has
+    the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
     finite per-channel value; the weights can be scaled (a float constant, or with
-    `fold-weight-arguments` a parameter); the chain's scale and shift are constants; no
-    scale is zero; no scale is negative; K * s, b * s and t are finite in their element
-    types.
+    `fold-weight-arguments` a parameter); the chain's scale and shift are constants;
+    unless P is only reshapes and transposes, no scale is zero and no scale is negative;
+    K * s, b * s and t (b * s + t) are finite in their element types.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -109,50 +123,63 @@ def fold_scale_through_relu(
     if found is None:
         return rw.not_candidate(root, reasons.NOT_RELU_OF_LINEAR)
     passed, linear = found
-    above = _chain_above(root, linear)
+    above = _chain_above(root, linear, passed)
     if above is None:
         return rw.not_candidate(root, reasons.NO_CHAIN_ABOVE)
-    chain, feature = above
+    chain, feature, features = above.chain, above.feature, above.features
     scale, shift = chain.affine(root.results[0])
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
         return rw.not_candidate(root, reasons.SCALE_ONE)
     if _read_only_by_linear_ops(chain.top.result):
         return rw.not_candidate(root, reasons.READ_BY_LINEAR_OPS)
     top, channels = chain.top, chain.channels
+    if above.linear_feature is None:
+        return rw.skip(top, reasons.RESHAPE_SPLITS_FEATURE)
     for i, step in enumerate(passed):
         if step.zero is None:
             continue
-        zeros = per_channel_f64(step.zero, feature, channels)
+        zeros = per_channel_f64(step.zero, features[i], channels)
         if zeros is None or np.any(zeros):
             return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
         if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
             return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
-    for step in passed:
-        if step.zero is None:
-            refused = _max_pool_refused(step.op, feature)
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ReduceWindowOp):
+            refused = _max_pool_refused(step.op, features[i])
             if refused is not None:
                 return rw.skip(top, refused)
     for step in passed:
         if not single_user(step.op.results[0]):
-            return rw.skip(top, reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS)
-    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments)
+            return rw.skip(top, _users_reason(step))
+    found = bias_and_weights(linear, above.linear_feature, channels, rw.fold_weight_arguments)
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
+    moving_only = all(isinstance(step.op, _MOVING) for step in passed)
     if not chain.constant:
-        return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
-    if np.any(scale == 0):
+        return rw.skip(top, reasons.MOVED_NOT_CONSTANT if moving_only else reasons.SCALE_NOT_CONSTANT)
+    if not moving_only and np.any(scale == 0):
         return rw.skip(top, reasons.SCALE_ZERO)
-    if np.any(scale < 0):
+    if not moving_only and np.any(scale < 0):
         return rw.skip(top, reasons.SCALE_NEGATIVE)
     inner_shift = per_channel_op(np.multiply, bias, scale, top.result)
+    if moving_only:
+        # Reshapes and transposes are linear: the shift passes them too, into the bias.
+        inner_shift, shift = per_channel_op(np.add, inner_shift, shift, top.result), None
     plan = plan_fold(
-        top, linear, feature, scale=scale, shift=inner_shift, weights=weights,
-        through=tuple(step.op for step in passed), after=shift,
+        top, linear, above.linear_feature, scale=scale, shift=inner_shift, weights=weights,
+        through=tuple(step.op for step in passed), after=shift, after_feature=feature,
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
     return build(plan, rw)
+
+
+def _users_reason(step: _Passed) -> Reason:
+    """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
+    if isinstance(step.op, _MOVING):
+        return reasons.MOVED_USERS
+    return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
 @dataclass(frozen=True)
@@ -166,18 +193,67 @@ class _Passed:
 
 
 def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
-    """The relus and max-pools from L or L + b up to `root` (the one reading L first), and
-    L or L + b; None when `root` does not lead down to one through such ops."""
-    for data, zero in _data_operands(root):
+    """The ops from L or L + b up to `root` (the one reading L first) that the chain's
+    map passes (relus, max-pools, reshapes, transposes), and L or L + b; None when `root`
+    does not lead down to one through such ops."""
+    for data, zero in _data_operands(root) or _moving_operands(root):
         linear = biased_linear(data)
         if linear is not None:
             return (_Passed(root, data, zero),), linear
         below = data.owner
-        if isinstance(below, (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)):
+        if isinstance(below, _PASSABLE):
             found = _passed_ops(below)
             if found is not None:
                 return (*found[0], _Passed(root, data, zero)), found[1]
     return None
+
+
+_MOVING = (stablehlo.ReshapeOp, stablehlo.TransposeOp)
+"""Ops that only move elements: they commute with any per-channel affine map whose
+feature dimension they keep whole, scale and shift alike."""
+
+_PASSABLE = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, *_MOVING)
+"""The ops `_passed_ops` walks down through."""
+
+
+def _moving_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
+    """[(data operand, None)] for a reshape or transpose; empty for any other op."""
+    if isinstance(op, _MOVING):
+        return [(op.operand, None)]
+    return []
+
+
+def _feature_below(op: ir.OpView, feature: int) -> int | None:
+    """The dimension of `op`'s data operand that holds the channels of its result's
+    dimension `feature`: the same one for an elementwise op or a pool, the permuted one
+    for a transpose; for a reshape, the operand dimension of the same size after the same
+    number of elements (a row-major reshape keeps it whole), None when the reshape splits
+    or merges it."""
+    if isinstance(op, stablehlo.TransposeOp):
+        return dimensions(op.permutation)[feature]
+    if not isinstance(op, stablehlo.ReshapeOp):
+        return feature
+    before = ir.RankedTensorType(op.operand.type).shape
+    after = ir.RankedTensorType(op.result.type).shape
+    outer = int(np.prod(after[:feature], dtype=np.int64))
+    for dim, size in enumerate(before):
+        if size == after[feature] and int(np.prod(before[:dim], dtype=np.int64)) == outer:
+            return dim
+    return None
+
+
+def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int | None]:
+    """The feature dimension of each op of `passed` (in its result), given `feature` in
+    the last one's, and the one below the first (L's); None from the first reshape down
+    that splits or merges it."""
+    features: list[int] = [0] * len(passed)
+    below: int | None = feature
+    for i in reversed(range(len(passed))):
+        if below is None:
+            return features, None
+        features[i] = below
+        below = _feature_below(passed[i].op, below)
+    return features, below
 
 
 def _data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
@@ -296,21 +372,38 @@ def _callee(call: func.CallOp) -> func.FuncOp | None:
     return None
 
 
-def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, int] | None:
+@dataclass(frozen=True)
+class _Above:
+    """The chain that reads the last op passed, along `feature` of its result;
+    `features` holds each passed op's feature dimension, `linear_feature` L's (None when
+    a reshape splits or merges it)."""
+
+    chain: AffineChain
+    feature: int
+    features: tuple[int, ...]
+    linear_feature: int | None
+
+
+def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, ...]) -> _Above | None:
     """The longest per-channel affine chain (`affine_map.affine_chain`, parameters
-    included) that reads `root` (a relu or max-pool) along a dimension `linear`'s weights
-    produce, and that dimension; None if no reader of `root` starts one. The chain is
-    extended reader by reader for as long as the one walk from the reader still reaches
-    `root`."""
+    included) that reads `root` (the last op of `passed`) along a dimension `linear`'s
+    weights produce, mapped down through `passed`; else along one a reshape splits or
+    merges; None if no reader of `root` starts one. The chain is extended reader by
+    reader for as long as the one walk from the reader still reaches `root`."""
     result = root.results[0]
     shape = ir.RankedTensorType(result.type).shape
-    layouts = [(f, linear_layout(linear.linear, f)) for f in range(len(shape)) if shape[f] >= 0]
+    layouts = []
+    for f in range(len(shape)):
+        if shape[f] >= 0:
+            features, below = _features(passed, f)
+            layout = None if below is None else linear_layout(linear.linear, below)
+            layouts.append((f, tuple(features), below, layout))
     # A scalar scale is per-channel along every dimension: constant weights first, as
     # `decomposed` does, never a dot_general's data operand when a constant is there.
-    layouts.sort(key=lambda fl: fl[1] is None or _weights_not_constant(linear, fl[1]))
-    for feature, layout in layouts:
+    layouts.sort(key=lambda fl: fl[3] is None or _weights_not_constant(linear, fl[3]))
+    for feature, features, below, layout in layouts:
         channels = shape[feature]
-        if layout is None:
+        if layout is None and below is not None:
             continue
         for use in result.uses:
             found, reader = None, use.owner
@@ -325,7 +418,7 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, in
                     (u.owner for u in reader.result.uses if isinstance(u.owner, CHAIN_OPS)), None
                 )
             if found is not None:
-                return found, feature
+                return _Above(found, feature, features, below)
     return None
 
 
@@ -340,3 +433,11 @@ FOLD_SCALE_THROUGH_MAX_POOL = Pattern(
     "fold_scale_through_relu", stablehlo.ReduceWindowOp, fold_scale_through_relu
 )
 """The same identity with a max-pool as the last op passed."""
+FOLD_SCALE_THROUGH_RESHAPE = Pattern(
+    "fold_scale_through_relu", stablehlo.ReshapeOp, fold_scale_through_relu
+)
+"""The same identity with a reshape as the last op passed (LeViT's BatchNorm1d)."""
+FOLD_SCALE_THROUGH_TRANSPOSE = Pattern(
+    "fold_scale_through_relu", stablehlo.TransposeOp, fold_scale_through_relu
+)
+"""The same identity with a transpose as the last op passed."""

@@ -1,0 +1,89 @@
+"""Batch norms after a linear op and the ops between that a per-channel map passes on its
+way back into the linear op (issue 21, the output side): reshapes and transposes that
+keep the feature dimension whole.
+
+Each module is exported for real by Flax or JAX with seeded weights and non-trivial
+batch-norm statistics, folded with the API, and run through XLA against the original.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+from helpers import fold_and_compare
+from jax import export
+
+from stablehlo_bnfold.fold.reasons import RESHAPE_SPLITS_FEATURE
+
+
+class _LinearBatchNorm(nn.Module):
+    """LeViT's `Linear_BN` in Flax: Dense, then BatchNorm over the tokens flattened into
+    the batch (`bn(x.flatten(0, 1)).reshape_as(x)`); `merged` flattens the features into
+    the tokens instead, which no fold can undo."""
+
+    features: int
+    merged: bool = False
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Dense(self.features)(x)
+        flat = y.reshape(y.shape[0], -1) if self.merged else y.reshape(-1, y.shape[-1])
+        return nn.BatchNorm(use_running_average=True)(flat).reshape(y.shape)
+
+
+def _export(module: nn.Module, shape: tuple[int, ...], seed: int) -> str:
+    """`module`'s StableHLO text, with seeded weights and batch statistics that are not
+    the identity (one negative gamma: a reshape passes any scale)."""
+    x = jnp.zeros(shape, jnp.float32)
+    variables = module.init(jax.random.PRNGKey(seed), x)
+    rng = np.random.default_rng(seed)
+
+    def statistics(path, leaf):
+        name = path[-1].key
+        if name in ("mean", "bias"):
+            return jnp.asarray(rng.standard_normal(leaf.shape), leaf.dtype)
+        if name == "var":
+            return jnp.asarray(rng.uniform(0.5, 1.5, leaf.shape), leaf.dtype)
+        if name == "scale":
+            return jnp.asarray(rng.uniform(0.5, 1.5, leaf.shape) * np.where(np.arange(leaf.shape[0]) == 1, -1, 1), leaf.dtype)
+        return leaf
+
+    variables = jax.tree_util.tree_map_with_path(statistics, variables)
+    spec = jax.ShapeDtypeStruct(shape, np.float32)
+    return export.export(jax.jit(lambda v: module.apply(variables, v)))(spec).mlir_module()
+
+
+def test_levit_linear_reshape_batch_norm_folds_into_the_dense_layer_with_no_add_left():
+    # (x . W + b) reshaped, times s plus t, reshaped back = x . (W * s) + (b * s + t): the
+    # whole norm goes into the Dense layer, negative gamma included.
+    text = _export(_LinearBatchNorm(6), (2, 5, 8), seed=1)
+    compared = fold_and_compare(text, seed=2, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.dot_general", "stablehlo.reshape")
+    main = compared.folded[compared.folded.index("func.func public @main"):]
+    for name in ("stablehlo.multiply", "stablehlo.subtract", "stablehlo.reshape"):
+        assert name not in main, name
+    assert main.count("stablehlo.add") == 1
+
+
+def test_a_reshape_that_merges_the_features_into_the_tokens_is_refused_with_its_reason():
+    text = _export(_LinearBatchNorm(3, merged=True), (2, 5, 8), seed=3)
+    compared = fold_and_compare(text, seed=4, batch_norms_left=0, folds=0)
+    reasons = [s.reason for s in compared.report.skips if s.pattern == "fold_scale_through_relu"]
+    assert reasons == [RESHAPE_SPLITS_FEATURE]
+
+
+def test_a_batch_norm_after_an_nhwc_convolution_transposed_to_nchw_folds_into_it():
+    # A torch-style NCHW norm over a convolution computed NHWC: the feature dimension maps
+    # through the permutation.
+    class _Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            y = nn.Conv(4, (3, 3))(x).transpose(0, 3, 1, 2)
+            return nn.BatchNorm(use_running_average=True, axis=1)(y)
+
+    compared = fold_and_compare(_export(_Block(), (1, 6, 6, 3), seed=5), seed=6, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.transpose")
