@@ -1,6 +1,6 @@
 """Batch norms after a linear op and the ops between that a per-channel map passes on its
 way back into the linear op (issue 21, the output side): reshapes and transposes that
-keep the feature dimension whole.
+keep the feature dimension whole, and clamps (ReLU6) whose bounds move with the scale.
 
 Each module is exported for real by Flax or JAX with seeded weights and non-trivial
 batch-norm statistics, folded with the API, and run through XLA against the original.
@@ -15,7 +15,7 @@ import numpy as np
 from helpers import fold_and_compare
 from jax import export
 
-from stablehlo_bnfold.fold.reasons import RESHAPE_SPLITS_FEATURE
+from stablehlo_bnfold.fold.reasons import RESHAPE_SPLITS_FEATURE, SCALE_NEGATIVE
 
 
 class _LinearBatchNorm(nn.Module):
@@ -33,9 +33,9 @@ class _LinearBatchNorm(nn.Module):
         return nn.BatchNorm(use_running_average=True)(flat).reshape(y.shape)
 
 
-def _export(module: nn.Module, shape: tuple[int, ...], seed: int) -> str:
+def _export(module: nn.Module, shape: tuple[int, ...], seed: int, negative: int | None = 1) -> str:
     """`module`'s StableHLO text, with seeded weights and batch statistics that are not
-    the identity (one negative gamma: a reshape passes any scale)."""
+    the identity, the gamma of channel `negative` negative (a reshape passes any scale)."""
     x = jnp.zeros(shape, jnp.float32)
     variables = module.init(jax.random.PRNGKey(seed), x)
     rng = np.random.default_rng(seed)
@@ -47,7 +47,8 @@ def _export(module: nn.Module, shape: tuple[int, ...], seed: int) -> str:
         if name == "var":
             return jnp.asarray(rng.uniform(0.5, 1.5, leaf.shape), leaf.dtype)
         if name == "scale":
-            return jnp.asarray(rng.uniform(0.5, 1.5, leaf.shape) * np.where(np.arange(leaf.shape[0]) == 1, -1, 1), leaf.dtype)
+            sign = np.where(np.arange(leaf.shape[0]) == negative, -1, 1)
+            return jnp.asarray(rng.uniform(0.5, 1.5, leaf.shape) * sign, leaf.dtype)
         return leaf
 
     variables = jax.tree_util.tree_map_with_path(statistics, variables)
@@ -87,3 +88,28 @@ def test_a_batch_norm_after_an_nhwc_convolution_transposed_to_nchw_folds_into_it
     compared = fold_and_compare(_export(_Block(), (1, 6, 6, 3), seed=5), seed=6, batch_norms_left=0, folds=1)
     (fold,) = compared.report.folds
     assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.transpose")
+
+
+class _ClampBatchNorm(nn.Module):
+    """Conv -> ReLU6 as `lax.clamp(0, y, 6)` (torch-mlir's and TF's form) -> BatchNorm."""
+
+    @nn.compact
+    def __call__(self, x):
+        y = jax.lax.clamp(0.0, nn.Conv(4, (3, 3))(x), 6.0)
+        return nn.BatchNorm(use_running_average=True)(y)
+
+
+def test_a_batch_norm_after_relu6_folds_its_positive_scale_into_the_convolution():
+    # clamp(lo, v, hi) * s + t = clamp(lo * s, v * s, hi * s) + t for s > 0: the clamp is
+    # rebuilt with the scaled bounds, one add left behind it.
+    text = _export(_ClampBatchNorm(), (1, 6, 6, 3), seed=7, negative=None)
+    compared = fold_and_compare(text, seed=8, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.clamp")
+
+
+def test_a_negative_gamma_after_relu6_is_refused_with_its_reason():
+    text = _export(_ClampBatchNorm(), (1, 6, 6, 3), seed=9)
+    compared = fold_and_compare(text, seed=10, batch_norms_left=0, folds=0)
+    reasons = [s.reason for s in compared.report.skips if s.pattern == "fold_scale_through_relu"]
+    assert reasons == [SCALE_NEGATIVE]

@@ -321,6 +321,65 @@ func.func @fold_dot_general_reshape_relu_batch_norm(%arg0: tensor<2x5x4xf32>) ->
 
 // -----
 
+// ReLU6 as a clamp with scalar bounds after a Dense layer: for s > 0 clamp(lo, v, hi) * s =
+// clamp(lo * s, v * s, hi * s); the clamp is rebuilt with per-channel bounds.
+// CHECK-LABEL: func.func @fold_dot_general_clamp_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[LO:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[HI:.+]] = stablehlo.constant dense<[{{.+}}]> : tensor<3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %[[D]], %[[HB]] : tensor<2x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_clamp_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A clamp with per-channel bounds broadcast to the convolution's shape, then a scalar
+// multiply: the bounds are scaled channel by channel, nothing is left behind the clamp.
+// CHECK-LABEL: func.func @fold_conv_clamp_per_channel_bounds(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[LO:.+]] = stablehlo.constant dense<[-5.000000e-01, -1.000000e+00, 0.000000e+00]> : tensor<3xf32>
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [3]
+// CHECK:         %[[HI:.+]] = stablehlo.constant dense<[5.000000e-01, 1.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.clamp %[[LB]], %[[C]], %[[HB]] : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_conv_clamp_per_channel_bounds(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %lo = stablehlo.constant dense<[-1.0, -2.0, 0.0]> : tensor<3xf32>
+  %lb = stablehlo.broadcast_in_dim %lo, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %hi = stablehlo.constant dense<[1.0, 2.0, 6.0]> : tensor<3xf32>
+  %hb = stablehlo.broadcast_in_dim %hi, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %r = stablehlo.clamp %lb, %c, %hb : tensor<1x4x4x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<1x4x4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.clamp [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -707,6 +766,80 @@ func.func @no_fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: t
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
   %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
   return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// The clamp's upper bound is a function argument: it cannot move with the scale.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_argument(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_clamp_bounds_argument(%arg0: tensor<2x4xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %arg1 : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the clamp's bounds are not per-channel constants: they cannot move with the scale [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The clamp is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_clamp_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_clamp_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: clamp result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A negative scale swaps a clamp's bounds: it is refused, as after a relu.
+// CHECK-LABEL: func.func @no_fold_clamp_negative_scale(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_clamp_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The upper bound times the scale (6e38 * 2) overflows f32.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_overflow(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<3.0e38> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<2.0> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the clamp's bounds times the scale overflow their element type [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
 }
 
 // -----

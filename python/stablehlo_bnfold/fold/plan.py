@@ -23,7 +23,7 @@ from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
-__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
+__all__ = ["FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,16 @@ class NewWeights:
 
     weights: Weights
     values: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class MovedOperands:
+    """Per-channel constants (rounded) that replace operands of an op a fold passes (a
+    clamp's bounds times the scale): `values` pairs an operand's index with its [C]
+    values, broadcast along `feature` to the op's result type."""
+
+    feature: int
+    values: tuple[tuple[int, np.ndarray], ...]
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,8 @@ class FoldPlan:
     P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
     shift `after` (None when zero) added behind them, along `after_feature` (the root's
     feature dimension, where reshapes or transposes among `through` move it; None: the
-    same as `feature`)."""
+    same as `feature`). `moved` holds, per op of `through`, the operands it is rebuilt
+    with besides the one below (None: none; empty: none for any op)."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -64,6 +75,7 @@ class FoldPlan:
     through: tuple[ir.OpView, ...] = ()
     after: np.ndarray | None = None
     after_feature: int | None = None
+    moved: tuple[MovedOperands | None, ...] = ()
 
 
 def plan_fold(
@@ -77,6 +89,7 @@ def plan_fold(
     through: tuple[ir.OpView, ...] = (),
     after: np.ndarray | None = None,
     after_feature: int | None = None,
+    moved: tuple[MovedOperands | None, ...] = (),
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
@@ -117,7 +130,7 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature)
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved)
 
 
 def _scaled_weights(
@@ -176,12 +189,19 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         return rw.folded(root, added, linear.linear)
     reads = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     passed, rebuilt = added, []
-    for op in plan.through:
+    for position, op in enumerate(plan.through):
         # The operand that reads the op below: of a maximum either one, of a call its data
         # operand (after dimension sizes with a symbolic batch), of a max-pool its input.
         index = next(i for i, v in enumerate(op.operands) if v == reads)
         reads = op.results[0]
-        passed = rw.with_operand(op, index, passed)
+        replacements = {index: passed}
+        moved = plan.moved[position] if plan.moved else None
+        for operand, values in moved.values if moved is not None else ():
+            element_type = ir.RankedTensorType(passed.type).element_type
+            vector_type = ir.RankedTensorType.get([values.shape[0]], element_type)
+            vector = rw.constant(values, vector_type, op.location)
+            replacements[operand] = rw.broadcast(vector, passed, moved.feature)
+        passed = rw.with_operands(op, replacements)
         rebuilt.append(passed)
     after_feature = feature if plan.after_feature is None else plan.after_feature
     result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, after_feature, passed)

@@ -17,6 +17,9 @@ __all__ = [
     "BN_NOT_CONSTANT",
     "BN_NOT_FINITE",
     "BROADCAST_CHANGES_TYPE",
+    "CLAMP_BOUNDS_NOT_CONSTANT",
+    "CLAMP_BOUNDS_OVERFLOW",
+    "CLAMP_USERS",
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
@@ -228,3 +231,8 @@ RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimensio
 op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
 MOVED_USERS = Reason("reshape or transpose result has other users")
 MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")
+
+# Through a clamp (patterns/through.py).
+CLAMP_BOUNDS_NOT_CONSTANT = Reason("the clamp's bounds are not per-channel constants: they cannot move with the scale")
+CLAMP_USERS = Reason("clamp result has other users")
+CLAMP_BOUNDS_OVERFLOW = Reason("the clamp's bounds times the scale overflow their element type")

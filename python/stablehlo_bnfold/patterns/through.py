@@ -33,9 +33,16 @@ element held, so for any per-channel s and t, of any sign,
 
 with s and t read along the mapped dimension. Between the linear op and the chain with
 nothing else, the whole map goes into the weights and the bias: LeViT's `Linear ->
-flatten -> BatchNorm1d -> reshape`, a Flax Dense -> reshape -> BatchNorm. Issue 21
-extends this module to the other ops a per-channel map commutes with (LeakyReLU, mean,
-concat).
+flatten -> BatchNorm1d -> reshape`, a Flax Dense -> reshape -> BatchNorm.
+
+A clamp (ReLU6: `jax.lax.clamp`, torch-mlir's hardtanh, TensorFlow's Relu6) commutes
+with a positive scale when its bounds move with it, exactly as the maximum does:
+
+    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)     (s > 0)
+
+so a clamp whose bounds are constants is rebuilt with the per-channel bounds lo * s and
+hi * s. Issue 21 extends this module to the other ops a per-channel map commutes with
+(LeakyReLU, mean, concat).
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import per_channel_f64, uniform_f64
 from ..analysis.users import single_user
-from ..constants import constant_attr, dimensions, float_dtype
+from ..constants import constant_attr, dimensions, float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -62,11 +69,12 @@ from ..fold.affine_map import (
     bias_and_weights,
     per_channel_op,
 )
-from ..fold.plan import build, plan_fold, shape_read_from_chain
+from ..fold.plan import MovedOperands, build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
+    "FOLD_SCALE_THROUGH_CLAMP",
     "FOLD_SCALE_THROUGH_MAX_POOL",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
@@ -79,12 +87,13 @@ __all__ = [
 def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
-    P is a relu, a max-pool, a reshape or transpose that keeps the feature dimension
-    whole, or a chain of them, each read only by the next (conv -> relu -> max-pool ->
-    BN, dense -> reshape -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
+    P is a relu, a max-pool, a clamp, a reshape or transpose that keeps the feature
+    dimension whole, or a chain of them, each read only by the next (conv -> relu ->
+    max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
     a private function whose body returns it of one of its arguments (`jax.nn.relu` is
     jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
-    batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`. A(y) =
+    batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`; a
+    clamp is rebuilt with its bounds times s. A(y) =
     y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
@@ -104,17 +113,20 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     reads P, along a dimension L's weights produce, with a scale that is not all ones;
     some reader of the chain is not a linear op (the input side folds scale and shift
     into the linear ops after it, which leaves no add where their padding allows; here t
-    stays); no reshape of P splits or merges the chain's feature dimension; each maximum's other operand is a zero constant (a relu), whose shape, when
-    dynamic, is not read from L, L + b or an op of P below it (the rebuilt relu would
-    keep them computed, or read a value defined after it); each max-pool's init value is
+    stays); no reshape of P splits or merges the chain's feature dimension; each
+    maximum's other operand is a zero constant (a relu), whose shape, when dynamic, is
+    not read from L, L + b or an op of P below it (the rebuilt relu would keep them
+    computed, or read a value defined after it); each max-pool's init value is
     -inf or the type's lowest value; each max-pool's window, stride, padding and
-    dilation along the feature dimension are one, one, none and one; each op of P has
+    dilation along the feature dimension are one, one, none and one; each clamp's
+    bounds are constants, scalars or per-channel along the feature; each op of P has
     the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
     finite per-channel value; the weights can be scaled (a float constant, or with
     `fold-weight-arguments` a parameter); the chain's scale and shift are constants;
     unless P is only reshapes and transposes, no scale is zero and no scale is negative;
-    K * s, b * s and t (b * s + t) are finite in their element types.
+    each clamp's bounds times s are finite in their element type; K * s, b * s and t
+    (b * s + t) are finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -148,6 +160,14 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             refused = _max_pool_refused(step.op, features[i])
             if refused is not None:
                 return rw.skip(top, refused)
+    bounds = {}
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ClampOp):
+            lower = _bound_f64(step.op.min, features[i], channels)
+            upper = _bound_f64(step.op.max, features[i], channels)
+            if lower is None or upper is None:
+                return rw.skip(top, reasons.CLAMP_BOUNDS_NOT_CONSTANT)
+            bounds[i] = (lower, upper)
     for step in passed:
         if not single_user(step.op.results[0]):
             return rw.skip(top, _users_reason(step))
@@ -162,6 +182,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         return rw.skip(top, reasons.SCALE_ZERO)
     if not moving_only and np.any(scale < 0):
         return rw.skip(top, reasons.SCALE_NEGATIVE)
+    moved = _moved_bounds(bounds, scale, features, result_type.element_type)
+    if moved is None:
+        return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
     inner_shift = per_channel_op(np.multiply, bias, scale, top.result)
     if moving_only:
         # Reshapes and transposes are linear: the shift passes them too, into the bias.
@@ -169,16 +192,45 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     plan = plan_fold(
         top, linear, above.linear_feature, scale=scale, shift=inner_shift, weights=weights,
         through=tuple(step.op for step in passed), after=shift, after_feature=feature,
+        moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
     return build(plan, rw)
 
 
+def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
+    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
+    `per_channel_f64` along `feature`; None when it is not a constant."""
+    if ir.RankedTensorType(bound.type).rank == 0:
+        value = uniform_f64(bound)
+        return None if value is None else np.full(channels, value)
+    return per_channel_f64(bound, feature, channels)
+
+
+def _moved_bounds(
+    bounds: dict[int, tuple[np.ndarray, np.ndarray]], scale: np.ndarray, features: tuple[int, ...], element_type: ir.Type
+) -> dict[int, MovedOperands] | None:
+    """For each clamp of the ops passed (by position), its bounds times the scale (s > 0:
+    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`; None
+    when one is not finite there."""
+    moved = {}
+    dtype = float_dtype(element_type)
+    for i, (lower, upper) in bounds.items():
+        with np.errstate(all="ignore"):
+            values = [round_to(dtype, bound * scale) for bound in (lower, upper)]
+        if any(v is None for v in values):
+            return None
+        moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])))
+    return moved
+
+
 def _users_reason(step: _Passed) -> Reason:
     """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
     if isinstance(step.op, _MOVING):
         return reasons.MOVED_USERS
+    if isinstance(step.op, stablehlo.ClampOp):
+        return reasons.CLAMP_USERS
     return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
@@ -196,7 +248,7 @@ def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | N
     """The ops from L or L + b up to `root` (the one reading L first) that the chain's
     map passes (relus, max-pools, reshapes, transposes), and L or L + b; None when `root`
     does not lead down to one through such ops."""
-    for data, zero in _data_operands(root) or _moving_operands(root):
+    for data, zero in _data_operands(root) or _other_data_operands(root):
         linear = biased_linear(data)
         if linear is not None:
             return (_Passed(root, data, zero),), linear
@@ -212,13 +264,13 @@ _MOVING = (stablehlo.ReshapeOp, stablehlo.TransposeOp)
 """Ops that only move elements: they commute with any per-channel affine map whose
 feature dimension they keep whole, scale and shift alike."""
 
-_PASSABLE = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, *_MOVING)
+_PASSABLE = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.ClampOp, *_MOVING)
 """The ops `_passed_ops` walks down through."""
 
 
-def _moving_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape or transpose; empty for any other op."""
-    if isinstance(op, _MOVING):
+def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
+    """[(data operand, None)] for a reshape, transpose or clamp; empty for any other op."""
+    if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
         return [(op.operand, None)]
     return []
 
@@ -441,3 +493,7 @@ FOLD_SCALE_THROUGH_TRANSPOSE = Pattern(
     "fold_scale_through_relu", stablehlo.TransposeOp, fold_scale_through_relu
 )
 """The same identity with a transpose as the last op passed."""
+FOLD_SCALE_THROUGH_CLAMP = Pattern(
+    "fold_scale_through_relu", stablehlo.ClampOp, fold_scale_through_relu
+)
+"""The same identity with a clamp (ReLU6) as the last op passed."""
