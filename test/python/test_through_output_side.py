@@ -1,6 +1,7 @@
 """Batch norms after a linear op and the ops between that a per-channel map passes on its
 way back into the linear op (issue 21, the output side): reshapes and transposes that
-keep the feature dimension whole, and clamps (ReLU6) whose bounds move with the scale.
+keep the feature dimension whole, clamps (ReLU6) whose bounds move with the scale, and
+jax.nn.leaky_relu.
 
 Each module is exported for real by Flax or JAX with seeded weights and non-trivial
 batch-norm statistics, folded with the API, and run through XLA against the original.
@@ -12,8 +13,11 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-from helpers import fold_and_compare
+import pytest
+from helpers import assert_close, fold_and_compare
 from jax import export
+
+import stablehlo_bnfold
 
 from stablehlo_bnfold.fold.reasons import RESHAPE_SPLITS_FEATURE, SCALE_NEGATIVE
 
@@ -33,10 +37,15 @@ class _LinearBatchNorm(nn.Module):
         return nn.BatchNorm(use_running_average=True)(flat).reshape(y.shape)
 
 
-def _export(module: nn.Module, shape: tuple[int, ...], seed: int, negative: int | None = 1) -> str:
-    """`module`'s StableHLO text, with seeded weights and batch statistics that are not
+def _export(module: nn.Module, shape: tuple, seed: int, negative: int | None = 1) -> str:
+    """`_exported(...)`'s StableHLO text."""
+    return _exported(module, shape, seed, negative).mlir_module()
+
+
+def _exported(module: nn.Module, shape: tuple, seed: int, negative: int | None = 1) -> export.Exported:
+    """`module` exported (a dimension named by a string is symbolic), with seeded weights and batch statistics that are not
     the identity, the gamma of channel `negative` negative (a reshape passes any scale)."""
-    x = jnp.zeros(shape, jnp.float32)
+    x = jnp.zeros([2 if isinstance(n, str) else n for n in shape], jnp.float32)
     variables = module.init(jax.random.PRNGKey(seed), x)
     rng = np.random.default_rng(seed)
 
@@ -52,8 +61,10 @@ def _export(module: nn.Module, shape: tuple[int, ...], seed: int, negative: int 
         return leaf
 
     variables = jax.tree_util.tree_map_with_path(statistics, variables)
+    if any(isinstance(n, str) for n in shape):
+        shape = export.symbolic_shape(", ".join(str(n) for n in shape))
     spec = jax.ShapeDtypeStruct(shape, np.float32)
-    return export.export(jax.jit(lambda v: module.apply(variables, v)))(spec).mlir_module()
+    return export.export(jax.jit(lambda v: module.apply(variables, v)))(spec)
 
 
 def test_levit_linear_reshape_batch_norm_folds_into_the_dense_layer_with_no_add_left():
@@ -113,3 +124,32 @@ def test_a_negative_gamma_after_relu6_is_refused_with_its_reason():
     compared = fold_and_compare(text, seed=10, batch_norms_left=0, folds=0)
     reasons = [s.reason for s in compared.report.skips if s.pattern == "fold_scale_through_relu"]
     assert reasons == [SCALE_NEGATIVE]
+
+
+class _LeakyBatchNorm(nn.Module):
+    """Dense -> `nn.leaky_relu` (`jax.nn.leaky_relu`, a call of a call) -> BatchNorm."""
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.BatchNorm(use_running_average=True)(nn.leaky_relu(nn.Dense(6)(x), 0.2))
+
+
+def test_a_batch_norm_after_a_leaky_relu_folds_its_positive_scale_into_the_dense_layer():
+    # leaky(v) * s + t = leaky(v * s) + t for s > 0, one add left behind the call.
+    text = _export(_LeakyBatchNorm(), (2, 8), seed=11, negative=None)
+    assert "call @leaky_relu(" in text
+    compared = fold_and_compare(text, seed=12, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.dot_general", "stablehlo.select")
+
+
+def test_a_leaky_relu_with_a_symbolic_batch_lets_the_scale_through_too():
+    # jax.export passes the dimension size first, to @leaky_relu and to @_where. XLA on
+    # the CPU cannot run the symbolic shape assertion as text: the Exporteds run.
+    exported = _exported(_LeakyBatchNorm(), ("b", 8), seed=13, negative=None)
+    assert "call @leaky_relu(%arg0, " in exported.mlir_module()
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    (fold,) = report.folds
+    assert fold.through == "stablehlo.select"
+    x = np.random.default_rng(14).standard_normal((3, 8)).astype(np.float32)
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))

@@ -380,6 +380,89 @@ func.func @fold_conv_clamp_per_channel_bounds(%arg0: tensor<1x4x4x2xf32>) -> ten
 
 // -----
 
+// jax.nn.leaky_relu as jax.export writes it: `call @leaky_relu(%v, %alpha)`, whose select is
+// itself a call of `_where`. select(v >= 0, v, a * v) * s = select(v * s >= 0, v * s, a * v * s)
+// for s > 0: the call is rebuilt on the scaled dot_general, one add left behind it.
+// CHECK-LABEL: func.func @fold_dot_general_leaky_relu_call_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @leaky_relu(%[[D]], %{{.+}}) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_leaky_relu_call_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.select [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.convert %arg1 : tensor<f32>
+  %3 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %4 = stablehlo.multiply %3, %arg0 : tensor<2x3xf32>
+  %5 = call @_where(%1, %arg0, %4) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %5 : tensor<2x3xf32>
+}
+func.func private @_where(%arg0: tensor<2x3xi1>, %arg1: tensor<2x3xf32>, %arg2: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A symbolic batch: the dimension size comes first, to the leaky relu and to `_where`; its
+// select is inline here, with `v > 0`.
+// CHECK-LABEL: func.func @fold_dot_general_leaky_relu_call_with_dimension_argument(
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @leaky_relu(%arg0, %[[D]], %{{.+}}) : (tensor<i32>, tensor<?x3xf32>, tensor<f32>) -> tensor<?x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<?x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_leaky_relu_call_with_dimension_argument(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %alpha = stablehlo.constant dense<0.2> : tensor<f32>
+  %r = call @leaky_relu(%arg0, %d, %alpha) : (tensor<i32>, tensor<?x3xf32>, tensor<f32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %n = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %shape = stablehlo.concatenate %n, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %p = stablehlo.multiply %r, %sb : tensor<?x3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.select [fold_scale_through_relu]
+  %y = stablehlo.add %p, %ob : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<i32>, %arg1: tensor<?x3xf32>, %arg2: tensor<f32>) -> tensor<?x3xf32> {
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %3 = stablehlo.compare GT, %arg1, %2, FLOAT : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xi1>
+  %4 = stablehlo.dynamic_broadcast_in_dim %arg2, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %5 = stablehlo.multiply %arg1, %4 : tensor<?x3xf32>
+  %6 = stablehlo.select %3, %arg1, %5 : tensor<?x3xi1>, tensor<?x3xf32>
+  return %6 : tensor<?x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -840,6 +923,61 @@ func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<2x4xf32>) -> tensor<2x3xf
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the clamp's bounds times the scale overflow their element type [fold_scale_through_relu]
   %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The leaky relu is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_leaky_relu_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: leaky relu result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// A negative scale after a leaky relu: select(v >= 0, v, a * v) * s swaps the branches.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_negative_scale(
+// CHECK:         stablehlo.multiply %{{.+}}, %{{.+}} : tensor<2x3xf32>
+// CHECK:         return
+func.func @no_fold_leaky_relu_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
 }
 
 // -----

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func, stablehlo
+from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.shapes import shape_read_from
 from ..constants import float_dtype, round_to, scale_along
@@ -64,7 +64,8 @@ class FoldPlan:
     shift `after` (None when zero) added behind them, along `after_feature` (the root's
     feature dimension, where reshapes or transposes among `through` move it; None: the
     same as `feature`). `moved` holds, per op of `through`, the operands it is rebuilt
-    with besides the one below (None: none; empty: none for any op)."""
+    with besides the one below (None: none; empty: none for any op); `names` how the
+    report names them."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -76,6 +77,7 @@ class FoldPlan:
     after: np.ndarray | None = None
     after_feature: int | None = None
     moved: tuple[MovedOperands | None, ...] = ()
+    names: tuple[str, ...] = ()
 
 
 def plan_fold(
@@ -90,6 +92,7 @@ def plan_fold(
     after: np.ndarray | None = None,
     after_feature: int | None = None,
     moved: tuple[MovedOperands | None, ...] = (),
+    names: tuple[str, ...] = (),
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
@@ -130,7 +133,7 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved)
+    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names)
 
 
 def _scaled_weights(
@@ -210,11 +213,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     # each op only the next. Last, from the chain down: the ops above were built before.
     for op, new in reversed(list(zip(plan.through, rebuilt))):
         rw.replace_inside(op, new)
-    # A relu, a maximum or a call of one, is reported as `stablehlo.maximum`.
-    through = ", ".join(
-        "stablehlo.maximum" if isinstance(op, func.CallOp) else op.operation.name for op in plan.through
-    )
-    return rw.folded(root, result, linear.linear, through=through)
+    return rw.folded(root, result, linear.linear, through=", ".join(plan.names))
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

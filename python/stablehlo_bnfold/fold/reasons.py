@@ -37,6 +37,7 @@ __all__ = [
     "INPUT_NOT_AFFINE",
     "ISLAND_NOT_CONSTANT",
     "ISLAND_USERS",
+    "LEAKY_RELU_USERS",
     "MAXIMUM_NOT_RELU",
     "MOVED_NOT_CONSTANT",
     "MOVED_USERS",
@@ -236,3 +237,6 @@ MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only 
 CLAMP_BOUNDS_NOT_CONSTANT = Reason("the clamp's bounds are not per-channel constants: they cannot move with the scale")
 CLAMP_USERS = Reason("clamp result has other users")
 CLAMP_BOUNDS_OVERFLOW = Reason("the clamp's bounds times the scale overflow their element type")
+
+# Through a leaky relu (patterns/through.py).
+LEAKY_RELU_USERS = Reason("leaky relu result has other users")

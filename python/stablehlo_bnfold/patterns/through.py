@@ -41,8 +41,12 @@ with a positive scale when its bounds move with it, exactly as the maximum does:
     clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)     (s > 0)
 
 so a clamp whose bounds are constants is rebuilt with the per-channel bounds lo * s and
-hi * s. Issue 21 extends this module to the other ops a per-channel map commutes with
-(LeakyReLU, mean, concat).
+hi * s. A leaky relu, select(v >= 0, v, a * v), is positively homogeneous for any a: for
+s > 0 the sign of v * s is the sign of v, so leaky(v) * s = leaky(v * s) and the op is
+rebuilt as it is. jax.export writes `jax.nn.leaky_relu` as a call (`call
+@leaky_relu(%v, %alpha)`); that form is recognized. An inline select reads v three times
+(compare, multiply, select), which the single-user rule of the linear op refuses. Issue
+21 extends this module to the other ops a per-channel map commutes with (mean, concat).
 """
 
 from __future__ import annotations
@@ -87,13 +91,14 @@ __all__ = [
 def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
-    P is a relu, a max-pool, a clamp, a reshape or transpose that keeps the feature
-    dimension whole, or a chain of them, each read only by the next (conv -> relu ->
-    max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
+    P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
+    feature dimension whole, or a chain of them, each read only by the next (conv ->
+    relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
     a private function whose body returns it of one of its arguments (`jax.nn.relu` is
     jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
     batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`; a
-    clamp is rebuilt with its bounds times s. A(y) =
+    clamp is rebuilt with its bounds times s; a leaky relu is a call of a function
+    returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`). A(y) =
     y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
@@ -193,6 +198,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         top, linear, above.linear_feature, scale=scale, shift=inner_shift, weights=weights,
         through=tuple(step.op for step in passed), after=shift, after_feature=feature,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
+        names=tuple(_name(step) for step in passed),
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
@@ -225,12 +231,22 @@ def _moved_bounds(
     return moved
 
 
+def _name(step: _Passed) -> str:
+    """How the report names `step`'s op: a relu (a maximum or a call of one) as
+    `stablehlo.maximum`, a call of a leaky relu as `stablehlo.select`."""
+    if isinstance(step.op, func.CallOp):
+        return "stablehlo.maximum" if step.zero is not None else "stablehlo.select"
+    return step.op.operation.name
+
+
 def _users_reason(step: _Passed) -> Reason:
     """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
     if isinstance(step.op, _MOVING):
         return reasons.MOVED_USERS
     if isinstance(step.op, stablehlo.ClampOp):
         return reasons.CLAMP_USERS
+    if isinstance(step.op, func.CallOp) and step.zero is None:
+        return reasons.LEAKY_RELU_USERS
     return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
@@ -269,10 +285,99 @@ _PASSABLE = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.C
 
 
 def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape, transpose or clamp; empty for any other op."""
+    """[(data operand, None)] for a reshape, transpose, clamp or a call of a leaky relu;
+    empty for any other op."""
     if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
         return [(op.operand, None)]
+    if isinstance(op, func.CallOp):
+        data = _called_leaky_relu(op)
+        return [] if data is None else [(data, None)]
     return []
+
+
+def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
+    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
+    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
+    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
+    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
+    for any a: leaky(v) * s = leaky(v * s) for s > 0."""
+    if len(call.results) != 1:
+        return None
+    result_type = call.results[0].type
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_LEAKY) for v in call.operands):
+        return None  # no operand a fold could pass: the callee is not looked up
+    callee = _callee(call)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
+        return None
+    selected = _selected(returned[0])
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    number = _argument_number(v, block)
+    if number is None or not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    data = call.operands[number]
+    return data if data.type == result_type else None
+
+
+def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
+    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
+    that returns the select of its last three arguments in order (jax's `_where`, after
+    dimension sizes with a symbolic batch)."""
+    owner = value.owner
+    if isinstance(owner, stablehlo.SelectOp):
+        return owner.pred, owner.on_true, owner.on_false
+    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
+        return None
+    callee = _callee(owner)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
+        return None
+    select = returned[0].owner
+    numbers = [_argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
+    last = len(owner.operands) - 3
+    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
+        return None
+    return tuple(owner.operands)[last:]
+
+
+def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
+    """Whether `test` is `v >= 0` or `v > 0`."""
+    compare = test.owner
+    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
+        return False
+    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
+    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
+
+
+def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
+    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
+    (converted or not): a factor that does not depend on `v`."""
+    product = value.owner
+    if not isinstance(product, stablehlo.MulOp):
+        return False
+    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        if this != v or not isinstance(other.owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+            continue
+        scalar = other.owner.operand
+        while isinstance(scalar.owner, stablehlo.ConvertOp):
+            scalar = scalar.owner.operand
+        if ir.RankedTensorType(scalar.type).rank == 0 and (
+            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
+        ):
+            return True
+    return False
+
+
+_BELOW_A_LEAKY = (*LINEAR_OPS, stablehlo.AddOp, *_PASSABLE)
+"""What a leaky relu's data may be computed by for this pattern: L, L + b, an op passed."""
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
