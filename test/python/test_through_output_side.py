@@ -1,7 +1,7 @@
 """Batch norms after a linear op and the ops between that a per-channel map passes on its
 way back into the linear op (issue 21, the output side): reshapes and transposes that
-keep the feature dimension whole, clamps (ReLU6) whose bounds move with the scale, and
-jax.nn.leaky_relu.
+keep the feature dimension whole, concatenates of linear ops, clamps (ReLU6) whose bounds
+move with the scale, and jax.nn.leaky_relu.
 
 Each module is exported for real by Flax or JAX with seeded weights and non-trivial
 batch-norm statistics, folded with the API, and run through XLA against the original.
@@ -153,3 +153,32 @@ def test_a_leaky_relu_with_a_symbolic_batch_lets_the_scale_through_too():
     assert fold.through == "stablehlo.select"
     x = np.random.default_rng(14).standard_normal((3, 8)).astype(np.float32)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+class _ConcatBatchNorm(nn.Module):
+    """Inception-style branches: two convolutions concatenated along the features, an
+    optional relu, then BatchNorm."""
+
+    relu: bool = False
+
+    @nn.compact
+    def __call__(self, x):
+        y = jnp.concatenate([nn.Conv(3, (3, 3))(x), nn.Conv(2, (1, 1), use_bias=False)(x)], axis=-1)
+        return nn.BatchNorm(use_running_average=True)(nn.relu(y) if self.relu else y)
+
+
+def test_a_batch_norm_after_a_concatenate_of_convolutions_folds_each_range_into_its_convolution():
+    # concat(L1, L2) * s + t = concat(L1 * s[:3] + t[:3], L2 * s[3:] + t[3:]), any sign.
+    compared = fold_and_compare(_export(_ConcatBatchNorm(), (1, 6, 6, 2), seed=15), seed=16, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.concatenate")
+    main = compared.folded[compared.folded.index("func.func public @main"):]
+    for name in ("stablehlo.multiply", "stablehlo.subtract"):
+        assert name not in main, name
+
+
+def test_a_relu_of_a_concatenate_lets_the_positive_scale_through_to_each_convolution():
+    text = _export(_ConcatBatchNorm(relu=True), (1, 6, 6, 2), seed=17, negative=None)
+    compared = fold_and_compare(text, seed=18, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert fold.through == "stablehlo.concatenate, stablehlo.maximum"

@@ -463,6 +463,94 @@ func.func private @leaky_relu(%arg0: tensor<i32>, %arg1: tensor<?x3xf32>, %arg2:
 
 // -----
 
+// concat(x . W1, x . W2 + b2) along the feature -> batch_norm_inference: each dot_general
+// takes its range of the scale and shift (channels 0-2 and 3-4), any sign; nothing is left.
+// CHECK-LABEL: func.func @fold_concatenate_of_dot_generals_batch_norm(
+// CHECK-DAG:     %[[W1:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D1:.+]] = stablehlo.dot_general %arg0, %[[W1]], contracting_dims = [1] x [0]
+// CHECK:         %[[B1:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[A1:.+]] = stablehlo.add %[[D1]], %[[B1]] : tensor<2x3xf32>
+// CHECK:         %[[W2:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x2xf32>
+// CHECK:         %[[D2:.+]] = stablehlo.dot_general %arg0, %[[W2]], contracting_dims = [1] x [0]
+// CHECK:         %[[B2:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+// CHECK:         %[[A2:.+]] = stablehlo.add %[[D2]], %[[B2]] : tensor<2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.concatenate %[[A1]], %[[A2]], dim = 1
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x5xf32>
+func.func @fold_concatenate_of_dot_generals_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %v = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5], [-0.5, 0.25], [1.0, -0.75]]> : tensor<4x2xf32>
+  %e = stablehlo.dot_general %arg0, %v, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  %eb = stablehlo.add %e, %bb : tensor<2x2xf32>
+  %c = stablehlo.concatenate %d, %eb, dim = 1 : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, -1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.concatenate [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// An Inception-style relu(concat(conv1, conv2)) -> batch norm: the scale passes the relu
+// and each range goes into its convolution; the shift stays behind the relu as one add.
+// CHECK-LABEL: func.func @fold_relu_of_concatenate_of_convolutions_batch_norm(
+// CHECK:         %[[C1:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[C2:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[C:.+]] = stablehlo.concatenate %[[C1]], %[[C2]], dim = 3
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %{{.+}} : tensor<1x4x4x5xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<5xf32>) -> tensor<1x4x4x5xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<1x4x4x5xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x4x4x5xf32>
+func.func @fold_relu_of_concatenate_of_convolutions_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c1 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %j = stablehlo.constant dense<[[[[0.5, -0.25], [0.75, 0.5]]]]> : tensor<1x1x2x2xf32>
+  %c2 = stablehlo.convolution(%arg0, %j) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %c = stablehlo.concatenate %c1, %c2, dim = 3 : (tensor<1x4x4x3xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x5xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.concatenate, stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<1x4x4x5xf32>
+  return %y : tensor<1x4x4x5xf32>
+}
+
+// -----
+
+// A concatenate along the batch: each dot_general takes the whole scale.
+// CHECK-LABEL: func.func @fold_concatenate_along_the_batch(
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}7.500000e-01{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D1:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[V:.+]] = stablehlo.constant dense<{{\[\[}}1.500000e+00{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D2:.+]] = stablehlo.dot_general %arg1, %[[V]]
+// CHECK:         %[[Y:.+]] = stablehlo.concatenate %[[D1]], %[[D2]], dim = 0
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<4x3xf32>
+func.func @fold_concatenate_along_the_batch(%arg0: tensor<2x4xf32>, %arg1: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %v = stablehlo.constant dense<[[1.0, -0.5, 2.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %e = stablehlo.dot_general %arg1, %v, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.concatenate [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %s : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -978,6 +1066,75 @@ func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> ten
   %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
   %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
   return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// One operand of the concatenate is a function argument: its range of the scale has no
+// weights to go into.
+// CHECK-LABEL: func.func @no_fold_concatenate_operand_not_linear(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_concatenate_operand_not_linear(%arg0: tensor<2x4xf32>, %arg1: tensor<2x2xf32>) -> tensor<2x5xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %arg1, dim = 1 : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, -1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: an operand of the concatenate is not a linear op (an argument) [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// The second operand is a tanh of a dot_general: named in the report.
+// CHECK-LABEL: func.func @no_fold_concatenate_operand_tanh(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_operand_tanh(%arg0: tensor<2x4xf32>) -> tensor<2x6xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %t = stablehlo.tanh %e : tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %t, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: an operand of the concatenate is not a linear op (stablehlo.tanh) [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// The concatenate is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_concatenate_other_users(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x6xf32>, tensor<2x6xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: concatenate result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y, %c : tensor<2x6xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// The second dot_general's weights are a function argument: each range is scaled exactly,
+// as a constant.
+// CHECK-LABEL: func.func @no_fold_concatenate_weights_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_weights_argument(%arg0: tensor<2x4xf32>, %arg1: tensor<4x3xf32>) -> tensor<2x6xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are not a constant [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
 }
 
 // -----

@@ -65,7 +65,9 @@ class FoldPlan:
     feature dimension, where reshapes or transposes among `through` move it; None: the
     same as `feature`). `moved` holds, per op of `through`, the operands it is rebuilt
     with besides the one below (None: none; empty: none for any op); `names` how the
-    report names them."""
+    report names them. When the first of them is a concatenate, `parts` pairs each of its
+    other operands with the plan of the linear op that computes it (its own weights and
+    bias, its range of the scale; root and `through` unused)."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -78,6 +80,7 @@ class FoldPlan:
     after_feature: int | None = None
     moved: tuple[MovedOperands | None, ...] = ()
     names: tuple[str, ...] = ()
+    parts: tuple[tuple[int, FoldPlan], ...] = ()
 
 
 def plan_fold(
@@ -155,9 +158,10 @@ def _scaled_weights(
     return None
 
 
-def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
-    """Create the ops of `plan` before its root, replace the root by them and record the
-    fold."""
+def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value:
+    """The new linear op of `plan`, its weights replaced, plus its bias; the bias is
+    broadcast to the new linear op's own shape with `own_shape` (a fold through ops, or
+    one operand of a concatenate), else to a full-size operand of the root."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray):
@@ -179,7 +183,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple) or plan.through:
+    if isinstance(feature, tuple) or own_shape:
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
@@ -188,6 +192,14 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     elif bias is not None:
         added = rw.add_per_feature(linear_result, bias, feature, like)
+    return added
+
+
+def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
+    """Create the ops of `plan` before its root, replace the root by them and record the
+    fold."""
+    root, linear, feature = plan.root, plan.linear, plan.feature
+    added = _built_linear(plan, rw, own_shape=bool(plan.through))
     if not plan.through:
         return rw.folded(root, added, linear.linear)
     reads = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
@@ -198,6 +210,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         index = next(i for i, v in enumerate(op.operands) if v == reads)
         reads = op.results[0]
         replacements = {index: passed}
+        for operand, part in plan.parts if position == 0 else ():
+            replacements[operand] = _built_linear(part, rw, own_shape=True)
         moved = plan.moved[position] if plan.moved else None
         for operand, values in moved.values if moved is not None else ():
             element_type = ir.RankedTensorType(passed.type).element_type

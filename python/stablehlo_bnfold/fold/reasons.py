@@ -20,6 +20,8 @@ __all__ = [
     "CLAMP_BOUNDS_NOT_CONSTANT",
     "CLAMP_BOUNDS_OVERFLOW",
     "CLAMP_USERS",
+    "CONCAT_OPERAND_NOT_LINEAR",
+    "CONCAT_USERS",
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
@@ -240,3 +242,9 @@ CLAMP_BOUNDS_OVERFLOW = Reason("the clamp's bounds times the scale overflow thei
 
 # Through a leaky relu (patterns/through.py).
 LEAKY_RELU_USERS = Reason("leaky relu result has other users")
+
+# Through a concatenate (patterns/through.py).
+CONCAT_OPERAND_NOT_LINEAR = Reason("an operand of the concatenate is not a linear op")
+"""Why a chain after a concatenate stays: one operand's range of the scale has no
+weights to go into; the line names what computes it (`Reason.detailed`)."""
+CONCAT_USERS = Reason("concatenate result has other users")

@@ -45,13 +45,22 @@ hi * s. A leaky relu, select(v >= 0, v, a * v), is positively homogeneous for an
 s > 0 the sign of v * s is the sign of v, so leaky(v) * s = leaky(v * s) and the op is
 rebuilt as it is. jax.export writes `jax.nn.leaky_relu` as a call (`call
 @leaky_relu(%v, %alpha)`); that form is recognized. An inline select reads v three times
-(compare, multiply, select), which the single-user rule of the linear op refuses. Issue
-21 extends this module to the other ops a per-channel map commutes with (mean, concat).
+(compare, multiply, select), which the single-user rule of the linear op refuses.
+
+A concatenate of linear ops along the feature dimension is linear too: operand i holds
+the channels [o_i, o_i + c_i), so
+
+    concat(L_1, ..., L_n) * s + t = concat(L_1 * s_1 + t_1, ..., L_n * s_n + t_n)
+
+with s_i, t_i those channels of s and t (the whole of them along another dimension).
+Each linear op takes its range into its weights and bias: an Inception-style block
+concat(conv, conv) -> BN. Issue 21 extends this module to the other ops a per-channel map
+commutes with (mean, average pooling, slice).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import ml_dtypes
 import numpy as np
@@ -68,6 +77,7 @@ from ..fold.affine_map import (
     LINEAR_OPS,
     AffineChain,
     BiasedLinear,
+    Weights,
     affine_chain,
     biased_linear,
     bias_and_weights,
@@ -79,6 +89,7 @@ from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_SCALE_THROUGH_CLAMP",
+    "FOLD_SCALE_THROUGH_CONCATENATE",
     "FOLD_SCALE_THROUGH_MAX_POOL",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
@@ -93,7 +104,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
 
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
     feature dimension whole, or a chain of them, each read only by the next (conv ->
-    relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
+    relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN); its first op
+    may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is `maximum(v, 0)`, in the function or as a call of
     a private function whose body returns it of one of its arguments (`jax.nn.relu` is
     jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
     batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`; a
@@ -105,7 +117,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     feature of a dimension L produces from its weights, mapped through P's reshapes and
     transposes. The scale moves into the weights (and the bias) before P; t stays behind
     it as one add, or goes into the bias too when P is only reshapes and transposes
-    (which are linear: no add is left, whatever the sign of s). The fold and its skips
+    (and concatenates; they are linear: no add is left, whatever the sign of s). The
+    fold and its skips
     are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
@@ -128,10 +141,12 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
     finite per-channel value; the weights can be scaled (a float constant, or with
-    `fold-weight-arguments` a parameter); the chain's scale and shift are constants;
-    unless P is only reshapes and transposes, no scale is zero and no scale is negative;
+    `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
+    b_i under the same conditions, its weights a constant (each range is scaled
+    exactly); the chain's scale and shift are constants; unless P is only reshapes,
+    transposes and a concatenate, no scale is zero and no scale is negative;
     each clamp's bounds times s are finite in their element type; K * s, b * s and t
-    (b * s + t) are finite in theirs.
+    (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -176,11 +191,17 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     for step in passed:
         if not single_user(step.op.results[0]):
             return rw.skip(top, _users_reason(step))
-    found = bias_and_weights(linear, above.linear_feature, channels, rw.fold_weight_arguments)
+    linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
+    found = bias_and_weights(linear, above.linear_feature, linear_channels, rw.fold_weight_arguments)
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
-    moving_only = all(isinstance(step.op, _MOVING) for step in passed)
+    parts: list[_Part] = []
+    if isinstance(passed[0].op, stablehlo.ConcatenateOp):
+        parts = _concat_parts(passed[0].op, above.linear_feature)
+        if isinstance(parts, str):
+            return rw.skip(top, parts)
+    moving_only = all(isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp)) for step in passed)
     if not chain.constant:
         return rw.skip(top, reasons.MOVED_NOT_CONSTANT if moving_only else reasons.SCALE_NOT_CONSTANT)
     if not moving_only and np.any(scale == 0):
@@ -190,19 +211,75 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     moved = _moved_bounds(bounds, scale, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
-    inner_shift = per_channel_op(np.multiply, bias, scale, top.result)
+    # Each linear op of a concatenate takes its range of the channels.
+    own = slice(None)
+    for part in parts:
+        if part.value == passed[0].data:
+            own = part.channels
+    t = shift
+    inner_shift = per_channel_op(np.multiply, bias, scale[own], top.result)
     if moving_only:
-        # Reshapes and transposes are linear: the shift passes them too, into the bias.
-        inner_shift, shift = per_channel_op(np.add, inner_shift, shift, top.result), None
+        # Reshapes, transposes and concatenates are linear: the shift passes them too,
+        # into the bias.
+        inner_shift, shift = per_channel_op(np.add, inner_shift, t[own], top.result), None
+    others = []
+    for part in parts:
+        if part.value == passed[0].data:
+            continue
+        part_shift = per_channel_op(np.multiply, part.bias, scale[part.channels], top.result)
+        if moving_only:
+            part_shift = per_channel_op(np.add, part_shift, t[part.channels], top.result)
+        part_plan = plan_fold(
+            top, part.linear, above.linear_feature, scale=scale[part.channels], shift=part_shift,
+            weights=part.weights, after_feature=feature,
+        )
+        if isinstance(part_plan, Reason):
+            return rw.skip(top, part_plan)
+        others.append((part.operand, part_plan))
     plan = plan_fold(
-        top, linear, above.linear_feature, scale=scale, shift=inner_shift, weights=weights,
+        top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
         through=tuple(step.op for step in passed), after=shift, after_feature=feature,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
         names=tuple(_name(step) for step in passed),
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
-    return build(plan, rw)
+    return build(replace(plan, parts=tuple(others)), rw)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One operand of a concatenate (`value`, its `operand`-th), L_i or L_i + b_i: its
+    range of the chain's channels, bias and constant weights."""
+
+    operand: int
+    value: ir.Value
+    linear: BiasedLinear
+    channels: slice
+    bias: np.ndarray
+    weights: tuple[Weights, ...]
+
+
+def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] | str:
+    """Each operand of `concat` as a linear op plus a bias, with its range of the channels
+    along `feature` (all of them when the concatenate joins another dimension), or why one
+    cannot take its range: an operand that is no linear op (named), or `bias_and_weights`'s
+    reason (weights that are not constants included: each range is scaled exactly)."""
+    axis = ir.IntegerAttr(concat.dimension).value
+    parts, offset = [], 0
+    for index, operand in enumerate(concat.operands):
+        size = ir.RankedTensorType(operand.type).shape[feature]
+        linear = biased_linear(operand)
+        if linear is None:
+            producer = "an argument" if isinstance(operand, ir.BlockArgument) else operand.owner.operation.name
+            return reasons.CONCAT_OPERAND_NOT_LINEAR.detailed(producer)
+        found = bias_and_weights(linear, feature, size)
+        if isinstance(found, Reason):
+            return found
+        channels = slice(offset, offset + size) if feature == axis else slice(None)
+        parts.append(_Part(index, operand, linear, channels, *found))
+        offset += size if feature == axis else 0
+    return parts
 
 
 def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
@@ -247,6 +324,8 @@ def _users_reason(step: _Passed) -> Reason:
         return reasons.CLAMP_USERS
     if isinstance(step.op, func.CallOp) and step.zero is None:
         return reasons.LEAKY_RELU_USERS
+    if isinstance(step.op, stablehlo.ConcatenateOp):
+        return reasons.CONCAT_USERS
     return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
@@ -269,7 +348,9 @@ def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | N
         if linear is not None:
             return (_Passed(root, data, zero),), linear
         below = data.owner
-        if isinstance(below, _PASSABLE):
+        # A concatenate reads its linear ops directly; the others are checked one by one
+        # once the chain is known (`_concat_parts`).
+        if isinstance(below, _PASSABLE) and not isinstance(root, stablehlo.ConcatenateOp):
             found = _passed_ops(below)
             if found is not None:
                 return (*found[0], _Passed(root, data, zero)), found[1]
@@ -280,15 +361,19 @@ _MOVING = (stablehlo.ReshapeOp, stablehlo.TransposeOp)
 """Ops that only move elements: they commute with any per-channel affine map whose
 feature dimension they keep whole, scale and shift alike."""
 
-_PASSABLE = (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.ClampOp, *_MOVING)
+_PASSABLE = (
+    stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.ClampOp, stablehlo.ConcatenateOp, *_MOVING
+)
 """The ops `_passed_ops` walks down through."""
 
 
 def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape, transpose, clamp or a call of a leaky relu;
-    empty for any other op."""
+    """[(data operand, None)] for a reshape, transpose, clamp or a call of a leaky relu,
+    one per operand of a concatenate; empty for any other op."""
     if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
         return [(op.operand, None)]
+    if isinstance(op, stablehlo.ConcatenateOp):
+        return [(operand, None) for operand in op.operands]
     if isinstance(op, func.CallOp):
         data = _called_leaky_relu(op)
         return [] if data is None else [(data, None)]
@@ -304,7 +389,7 @@ def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
     if len(call.results) != 1:
         return None
     result_type = call.results[0].type
-    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_LEAKY) for v in call.operands):
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
         return None  # no operand a fold could pass: the callee is not looked up
     callee = _callee(call)
     if callee is None or len(callee.regions[0].blocks) != 1:
@@ -375,9 +460,6 @@ def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
             return True
     return False
 
-
-_BELOW_A_LEAKY = (*LINEAR_OPS, stablehlo.AddOp, *_PASSABLE)
-"""What a leaky relu's data may be computed by for this pattern: L, L + b, an op passed."""
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
@@ -511,8 +593,9 @@ def _called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     return None
 
 
-_BELOW_A_RELU = (*LINEAR_OPS, stablehlo.AddOp, stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)
-"""What a relu's data may be computed by for this pattern: L, L + b, a relu, a max-pool."""
+_BELOW_A_RELU = (*LINEAR_OPS, stablehlo.AddOp, *_PASSABLE)
+"""What a relu's (or a leaky relu's) data may be computed by for this pattern: L, L + b,
+or an op it passes."""
 
 
 def _callee(call: func.CallOp) -> func.FuncOp | None:
@@ -602,3 +685,7 @@ FOLD_SCALE_THROUGH_CLAMP = Pattern(
     "fold_scale_through_relu", stablehlo.ClampOp, fold_scale_through_relu
 )
 """The same identity with a clamp (ReLU6) as the last op passed."""
+FOLD_SCALE_THROUGH_CONCATENATE = Pattern(
+    "fold_scale_through_relu", stablehlo.ConcatenateOp, fold_scale_through_relu
+)
+"""The same identity with a concatenate of linear ops as the last op passed."""
