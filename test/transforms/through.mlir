@@ -321,6 +321,39 @@ func.func @fold_dot_general_reshape_relu_batch_norm(%arg0: tensor<2x5x4xf32>) ->
 
 // -----
 
+// A symbolic batch flattened into the tokens: a dynamic_reshape whose shape is built from
+// the dimension argument (jax.export's form). The feature keeps the same number of
+// elements after it on both sides, so the whole norm goes into the dot_general.
+// CHECK-LABEL: func.func @fold_dot_general_dynamic_reshape_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<?x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dynamic_reshape %[[A]], %{{.+}} : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_dynamic_reshape_batch_norm(%arg0: tensor<i32>, %arg1: tensor<?x5x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [2] x [0] : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+  %five = stablehlo.constant dense<5> : tensor<i32>
+  %n = stablehlo.multiply %arg0, %five : tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %flat = stablehlo.dynamic_reshape %d, %shape : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %p = stablehlo.multiply %flat, %sb : tensor<?x3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.dynamic_reshape [fold_scale_through_relu]
+  %y = stablehlo.add %p, %ob : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
 // ReLU6 as a clamp with scalar bounds after a Dense layer: for s > 0 clamp(lo, v, hi) * s =
 // clamp(lo * s, v * s, hi * s); the clamp is rebuilt with per-channel bounds.
 // CHECK-LABEL: func.func @fold_dot_general_clamp_batch_norm(
@@ -937,6 +970,30 @@ func.func @no_fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: t
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
   %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
   return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// torch-mlir's flatten with a symbolic batch reads the dimension sizes of the dot_general
+// itself: the rebuilt dynamic_reshape would keep the old dot_general computed.
+// CHECK-LABEL: func.func @no_fold_dynamic_reshape_shape_read_from_the_dot_general(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_dynamic_reshape_shape_read_from_the_dot_general(%arg0: tensor<?x5x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+  %b = stablehlo.get_dimension_size %d, dim = 0 : (tensor<?x5x3xf32>) -> tensor<i32>
+  %five = stablehlo.constant dense<5> : tensor<i32>
+  %n = stablehlo.multiply %b, %five : tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %flat = stablehlo.dynamic_reshape %d, %shape : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the dynamic reshape reads its shape from the linear op: it would stay computed [fold_scale_through_relu]
+  %y = stablehlo.multiply %flat, %sb : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
 }
 
 // -----

@@ -67,6 +67,7 @@ __all__ = [
     "POOL_USERS",
     "RELU_USERS",
     "RESHAPES_CHANGE_SHAPE",
+    "RESHAPE_SHAPE_FROM_LINEAR",
     "RESHAPE_SPLITS_FEATURE",
     "Reason",
     "SCALE_NEGATIVE",
@@ -234,6 +235,9 @@ RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimensio
 op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
 MOVED_USERS = Reason("reshape or transpose result has other users")
 MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")
+RESHAPE_SHAPE_FROM_LINEAR = Reason(
+    "the dynamic reshape reads its shape from the linear op: it would stay computed"
+)
 
 # Through a clamp (patterns/through.py).
 CLAMP_BOUNDS_NOT_CONSTANT = Reason("the clamp's bounds are not per-channel constants: they cannot move with the scale")

@@ -25,9 +25,9 @@ before and after scaling, where any other value would be scaled on one side only
 scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN.
 
 A reshape or a transpose only moves elements. When it keeps the feature dimension whole
-(a transpose always does; a reshape when the same number of elements precede a dimension
-of the same size on both sides), element i of its result holds the channel its source
-element held, so for any per-channel s and t, of any sign,
+(a transpose always does; a reshape, static or dynamic, when the same number of elements
+follow a dimension of the same size on both sides), element i of its result holds the
+channel its source element held, so for any per-channel s and t, of any sign,
 
     reshape(v) * s + t = reshape(v * s + t)
 
@@ -69,6 +69,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import constant_attr, dimensions, float_dtype, round_to
 from ..fold import reasons
@@ -90,6 +91,7 @@ from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 __all__ = [
     "FOLD_SCALE_THROUGH_CLAMP",
     "FOLD_SCALE_THROUGH_CONCATENATE",
+    "FOLD_SCALE_THROUGH_DYNAMIC_RESHAPE",
     "FOLD_SCALE_THROUGH_MAX_POOL",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
@@ -134,8 +136,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     stays); no reshape of P splits or merges the chain's feature dimension; each
     maximum's other operand is a zero constant (a relu), whose shape, when dynamic, is
     not read from L, L + b or an op of P below it (the rebuilt relu would keep them
-    computed, or read a value defined after it); each max-pool's init value is
-    -inf or the type's lowest value; each max-pool's window, stride, padding and
+    computed, or read a value defined after it); no dynamic reshape's shape is read
+    from L, L + b or an op of P below it (for the same reason); each max-pool's init
+    value is -inf or the type's lowest value; each max-pool's window, stride, padding and
     dilation along the feature dimension are one, one, none and one; each clamp's
     bounds are constants, scalars or per-channel along the feature; each op of P has
     the next as its only user (the last one the chain); the
@@ -175,6 +178,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
         if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
             return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(step.op.output_shape, linear, passed[:i]):
+            return rw.skip(top, reasons.RESHAPE_SHAPE_FROM_LINEAR)
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.ReduceWindowOp):
             refused = _max_pool_refused(step.op, features[i])
@@ -357,7 +363,7 @@ def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | N
     return None
 
 
-_MOVING = (stablehlo.ReshapeOp, stablehlo.TransposeOp)
+_MOVING = (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp, stablehlo.TransposeOp)
 """Ops that only move elements: they commute with any per-channel affine map whose
 feature dimension they keep whole, scale and shift alike."""
 
@@ -465,20 +471,33 @@ def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
     """The dimension of `op`'s data operand that holds the channels of its result's
     dimension `feature`: the same one for an elementwise op or a pool, the permuted one
-    for a transpose; for a reshape, the operand dimension of the same size after the same
-    number of elements (a row-major reshape keeps it whole), None when the reshape splits
-    or merges it."""
+    for a transpose; for a reshape, the operand dimension of the same size with the same
+    number of elements after it (a row-major reshape keeps it whole; the dimensions before
+    it may be dynamic), None when the reshape splits or merges it."""
     if isinstance(op, stablehlo.TransposeOp):
         return dimensions(op.permutation)[feature]
-    if not isinstance(op, stablehlo.ReshapeOp):
+    if not isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
         return feature
     before = ir.RankedTensorType(op.operand.type).shape
     after = ir.RankedTensorType(op.result.type).shape
-    outer = int(np.prod(after[:feature], dtype=np.int64))
+    inner = _elements(after[feature + 1:])
     for dim, size in enumerate(before):
-        if size == after[feature] and int(np.prod(before[:dim], dtype=np.int64)) == outer:
+        if size == after[feature] and inner is not None and _elements(before[dim + 1:]) == inner:
             return dim
     return None
+
+
+def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passed, ...]) -> bool:
+    """Whether the shape operand `shape` of a dynamic reshape is read from L, L + b or an
+    op passed below it: the rebuilt reshape would keep them computed beside the new ones
+    (torch-mlir's flatten reads its operand's dimension sizes)."""
+    chain = [linear.linear_value, *([linear.bias_add.result] if linear.bias_add else []), *(p.op.results[0] for p in below)]
+    return any(v == c for v in shape_read_from(shape) for c in chain)
+
+
+def _elements(shape: list[int]) -> int | None:
+    """How many elements a block of dimensions holds; None when one is dynamic."""
+    return None if any(n < 0 for n in shape) else int(np.prod(shape, dtype=np.int64))
 
 
 def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int | None]:
@@ -677,6 +696,10 @@ FOLD_SCALE_THROUGH_RESHAPE = Pattern(
     "fold_scale_through_relu", stablehlo.ReshapeOp, fold_scale_through_relu
 )
 """The same identity with a reshape as the last op passed (LeViT's BatchNorm1d)."""
+FOLD_SCALE_THROUGH_DYNAMIC_RESHAPE = Pattern(
+    "fold_scale_through_relu", stablehlo.DynamicReshapeOp, fold_scale_through_relu
+)
+"""The same with a dynamic reshape (a symbolic batch flattened into the tokens)."""
 FOLD_SCALE_THROUGH_TRANSPOSE = Pattern(
     "fold_scale_through_relu", stablehlo.TransposeOp, fold_scale_through_relu
 )
