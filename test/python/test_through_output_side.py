@@ -43,8 +43,9 @@ def _export(module: nn.Module, shape: tuple, seed: int, negative: int | None = 1
 
 
 def _exported(module: nn.Module, shape: tuple, seed: int, negative: int | None = 1) -> export.Exported:
-    """`module` exported (a dimension named by a string is symbolic), with seeded weights and batch statistics that are not
-    the identity, the gamma of channel `negative` negative (a reshape passes any scale)."""
+    """`module` exported (a dimension named by a string is symbolic), with seeded weights
+    and batch statistics that are not the identity, the gamma of channel `negative`
+    negative (a reshape passes any scale)."""
     x = jnp.zeros([2 if isinstance(n, str) else n for n in shape], jnp.float32)
     variables = module.init(jax.random.PRNGKey(seed), x)
     rng = np.random.default_rng(seed)
@@ -169,7 +170,8 @@ class _ConcatBatchNorm(nn.Module):
 
 def test_a_batch_norm_after_a_concatenate_of_convolutions_folds_each_range_into_its_convolution():
     # concat(L1, L2) * s + t = concat(L1 * s[:3] + t[:3], L2 * s[3:] + t[3:]), any sign.
-    compared = fold_and_compare(_export(_ConcatBatchNorm(), (1, 6, 6, 2), seed=15), seed=16, batch_norms_left=0, folds=1)
+    text = _export(_ConcatBatchNorm(), (1, 6, 6, 2), seed=15)
+    compared = fold_and_compare(text, seed=16, batch_norms_left=0, folds=1)
     (fold,) = compared.report.folds
     assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.concatenate")
     main = compared.folded[compared.folded.index("func.func public @main"):]

@@ -136,7 +136,9 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names)
+    return FoldPlan(
+        root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
+    )
 
 
 def _scaled_weights(

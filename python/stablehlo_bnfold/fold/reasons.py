@@ -240,7 +240,9 @@ RESHAPE_SHAPE_FROM_LINEAR = Reason(
 )
 
 # Through a clamp (patterns/through.py).
-CLAMP_BOUNDS_NOT_CONSTANT = Reason("the clamp's bounds are not per-channel constants: they cannot move with the scale")
+CLAMP_BOUNDS_NOT_CONSTANT = Reason(
+    "the clamp's bounds are not per-channel constants: they cannot move with the scale"
+)
 CLAMP_USERS = Reason("clamp result has other users")
 CLAMP_BOUNDS_OVERFLOW = Reason("the clamp's bounds times the scale overflow their element type")
 

@@ -78,6 +78,7 @@ from ..fold.affine_map import (
     LINEAR_OPS,
     AffineChain,
     BiasedLinear,
+    PerChannel,
     Weights,
     affine_chain,
     biased_linear,
@@ -107,13 +108,13 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
     feature dimension whole, or a chain of them, each read only by the next (conv ->
     relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN); its first op
-    may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is `maximum(v, 0)`, in the function or as a call of
-    a private function whose body returns it of one of its arguments (`jax.nn.relu` is
-    jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
-    batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`; a
-    clamp is rebuilt with its bounds times s; a leaky relu is a call of a function
-    returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`). A(y) =
-    y * s + t is the chain of per-channel affine ops that
+    may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is
+    `maximum(v, 0)`, in the function or as a call of a private function whose body
+    returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes `call
+    @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a max-pool is a
+    `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt with its
+    bounds times s; a leaky relu is a call of a function returning `select(v >= 0, v, a *
+    v)` (`jax.nn.leaky_relu`). A(y) = y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights, mapped through P's reshapes and
@@ -179,7 +180,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
             return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
     for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(step.op.output_shape, linear, passed[:i]):
+        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(
+            step.op.output_shape, linear, passed[:i]
+        ):
             return rw.skip(top, reasons.RESHAPE_SHAPE_FROM_LINEAR)
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.ReduceWindowOp):
@@ -217,26 +220,18 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     moved = _moved_bounds(bounds, scale, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
-    # Each linear op of a concatenate takes its range of the channels.
-    own = slice(None)
-    for part in parts:
-        if part.value == passed[0].data:
-            own = part.channels
-    t = shift
-    inner_shift = per_channel_op(np.multiply, bias, scale[own], top.result)
-    if moving_only:
-        # Reshapes, transposes and concatenates are linear: the shift passes them too,
-        # into the bias.
-        inner_shift, shift = per_channel_op(np.add, inner_shift, t[own], top.result), None
+    # Each linear op of a concatenate takes its range of the channels. Reshapes,
+    # transposes and a concatenate are linear: the shift passes them too, into the biases.
+    own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
+    into_bias = shift if moving_only else None
+    inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
     others = []
     for part in parts:
         if part.value == passed[0].data:
             continue
-        part_shift = per_channel_op(np.multiply, part.bias, scale[part.channels], top.result)
-        if moving_only:
-            part_shift = per_channel_op(np.add, part_shift, t[part.channels], top.result)
         part_plan = plan_fold(
-            top, part.linear, above.linear_feature, scale=scale[part.channels], shift=part_shift,
+            top, part.linear, above.linear_feature, scale=scale[part.channels],
+            shift=_scaled_bias(part.bias, scale, into_bias, part.channels, top.result),
             weights=part.weights, after_feature=feature,
         )
         if isinstance(part_plan, Reason):
@@ -244,7 +239,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         others.append((part.operand, part_plan))
     plan = plan_fold(
         top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
-        through=tuple(step.op for step in passed), after=shift, after_feature=feature,
+        through=tuple(step.op for step in passed), after=None if moving_only else shift, after_feature=feature,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
         names=tuple(_name(step) for step in passed),
     )
@@ -298,7 +293,10 @@ def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | Non
 
 
 def _moved_bounds(
-    bounds: dict[int, tuple[np.ndarray, np.ndarray]], scale: np.ndarray, features: tuple[int, ...], element_type: ir.Type
+    bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+    scale: np.ndarray,
+    features: tuple[int, ...],
+    element_type: ir.Type,
 ) -> dict[int, MovedOperands] | None:
     """For each clamp of the ops passed (by position), its bounds times the scale (s > 0:
     clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`; None
@@ -320,6 +318,15 @@ def _name(step: _Passed) -> str:
     if isinstance(step.op, func.CallOp):
         return "stablehlo.maximum" if step.zero is not None else "stablehlo.select"
     return step.op.operation.name
+
+
+def _scaled_bias(
+    bias: PerChannel, scale: np.ndarray, shift: np.ndarray | None, channels: slice, like: ir.Value
+) -> PerChannel:
+    """b * s over `channels` of s, plus those of t when `shift` is given (the ops passed
+    are linear: t goes into the bias too)."""
+    scaled = per_channel_op(np.multiply, bias, scale[channels], like)
+    return scaled if shift is None else per_channel_op(np.add, scaled, shift[channels], like)
 
 
 def _users_reason(step: _Passed) -> Reason:
@@ -368,7 +375,12 @@ _MOVING = (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp, stablehlo.TransposeO
 feature dimension they keep whole, scale and shift alike."""
 
 _PASSABLE = (
-    stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp, stablehlo.ClampOp, stablehlo.ConcatenateOp, *_MOVING
+    stablehlo.MaxOp,
+    func.CallOp,
+    stablehlo.ReduceWindowOp,
+    stablehlo.ClampOp,
+    stablehlo.ConcatenateOp,
+    *_MOVING,
 )
 """The ops `_passed_ops` walks down through."""
 
@@ -455,7 +467,8 @@ def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
     if not isinstance(product, stablehlo.MulOp):
         return False
     for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
-        if this != v or not isinstance(other.owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+        if this != v or not isinstance(other.owner, broadcast):
             continue
         scalar = other.owner.operand
         while isinstance(scalar.owner, stablehlo.ConvertOp):
@@ -491,7 +504,8 @@ def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passe
     """Whether the shape operand `shape` of a dynamic reshape is read from L, L + b or an
     op passed below it: the rebuilt reshape would keep them computed beside the new ones
     (torch-mlir's flatten reads its operand's dimension sizes)."""
-    chain = [linear.linear_value, *([linear.bias_add.result] if linear.bias_add else []), *(p.op.results[0] for p in below)]
+    chain = [linear.linear_value, *([linear.bias_add.result] if linear.bias_add else [])]
+    chain += [p.op.results[0] for p in below]
     return any(v == c for v in shape_read_from(shape) for c in chain)
 
 
