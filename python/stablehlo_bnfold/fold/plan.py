@@ -57,9 +57,9 @@ class FoldPlan:
     dimensions is a constant bias over a block of them (a scalar times L + b with a
     [heads, head_dim] b), which reads its dynamic shape from the new linear op.
 
-    With `through` (the relus, `maximum(linear, 0)` or calls of one, max-pools, reshapes
-    and transposes between
-    the linear op and `root`'s chain, the one reading the linear op first), the root is
+    With `through` (the ops between the linear op and `root`'s chain that the scale passes,
+    the one reading the linear op first: relus, `maximum(linear, 0)` or calls of one,
+    max-pools, clamps, leaky relus, reshapes, transposes, a concatenate), the root is
     P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
     shift `after` (None when zero) added behind them, along `after_feature` (the root's
     feature dimension, where reshapes or transposes among `through` move it; None: the
