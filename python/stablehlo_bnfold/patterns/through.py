@@ -344,8 +344,9 @@ def _users_reason(step: _Passed) -> Reason:
 
 @dataclass(frozen=True)
 class _Passed:
-    """An op the scale passes: a relu (`zero` the maximum's other operand) or a max-pool
-    (`zero` None); `data` is the operand that reads the op below it, or L."""
+    """An op the scale passes: a relu (`zero` the maximum's other operand) or any other
+    (`zero` None: a max-pool, clamp, leaky relu call, reshape, transpose or concatenate);
+    `data` is the operand that reads the op below it, or L."""
 
     op: ir.OpView
     data: ir.Value
@@ -354,8 +355,9 @@ class _Passed:
 
 def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
     """The ops from L or L + b up to `root` (the one reading L first) that the chain's
-    map passes (relus, max-pools, reshapes, transposes), and L or L + b; None when `root`
-    does not lead down to one through such ops."""
+    map passes (relus, max-pools, clamps, leaky relus, reshapes, transposes, and first a
+    concatenate), and L or L + b (a concatenate's first operand that is one); None when
+    `root` does not lead down to one through such ops."""
     for data, zero in _data_operands(root) or _other_data_operands(root):
         linear = biased_linear(data)
         if linear is not None:
@@ -478,7 +480,6 @@ def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
         ):
             return True
     return False
-
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
