@@ -1217,3 +1217,53 @@ func.func @no_fold_relu_of_argument_or_without_chain(%arg0: tensor<1x4x4x2xf32>,
   %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
   return %y, %r : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
 }
+
+// jax.nn.relu6 is a call of minimum(maximum(v, 0), 6), whose bounds sit in the callee: not a
+// clamp whose bounds can move, no candidate (the chain's line is the catch-all's). A fold
+// would be reported with the folds, before the line above: the CHECK lines guard these two.
+// CHECK-LABEL: func.func @no_fold_relu6_call(
+// CHECK:         %[[R:.+]] = call @relu6(
+// CHECK:         "stablehlo.batch_norm_inference"(%[[R]],
+func.func @no_fold_relu6_call(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
+  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// A call whose select keeps v where v < 0 is no leaky relu: no candidate.
+// CHECK-LABEL: func.func @no_fold_select_call_that_is_no_leaky_relu(
+// CHECK:         %[[R:.+]] = call @not_leaky(
+// CHECK:         stablehlo.multiply %[[R]],
+func.func @no_fold_select_call_that_is_no_leaky_relu(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @not_leaky(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @not_leaky(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare LT, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
+}
