@@ -88,9 +88,12 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("keras_mobilenet_v2", Variant(C, ST, F32)): Expected(104, 0, 151, 55),
     ("keras_mobilenet_v2", Variant(A, ST, MIXED)): Expected(104, 104, 311, 0),
     # issue 18: mixed precision with weights as arguments is reported, not yet folded.
-    ("keras_mobilenet_v3_small", Variant(C, ST, F32)): Expected(68, 1, 119, 55),
+    ("keras_mobilenet_v3_small", Variant(C, ST, F32)): Expected(68, 1, 119, 64),
     # left: the Rescaling's shift in front of the padded stem convolution.
-    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 54),
+    ("keras_mobilenet_v3_small", Variant(A, SY, F32)): Expected(68, 0, 121, 63),
+    # issue 21: 9 more folds, the squeeze-excite gates' hard sigmoid relu6(x + 3) * (1 / 6):
+    # the 1 / 6 goes into the expanding convolution through jax.nn.relu6's call (an inline
+    # clamp with the bounds moved; the gates are not activation-sized).
     ("keras_resnet50", Variant(C, ST, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(A, SY, F32)): Expected(106, 0, 174, 107),
     ("keras_resnet50", Variant(C, ST, MIXED)): Expected(106, 0, 176, 54),

@@ -184,3 +184,27 @@ def test_a_relu_of_a_concatenate_lets_the_positive_scale_through_to_each_convolu
     compared = fold_and_compare(text, seed=18, batch_norms_left=0, folds=1)
     (fold,) = compared.report.folds
     assert fold.through == "stablehlo.concatenate, stablehlo.maximum"
+
+
+class _Relu6BatchNorm(nn.Module):
+    """Dense -> `nn.relu6` (`jax.nn.relu6`, a call of minimum(maximum(v, 0), 6)) -> BatchNorm."""
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.BatchNorm(use_running_average=True)(nn.relu6(nn.Dense(6)(x)))
+
+
+@pytest.mark.parametrize("batch", [2, "b"])
+def test_a_batch_norm_after_jax_relu6_replaces_the_call_by_a_clamp_with_moved_bounds(batch):
+    # relu6(v) * s + t = clamp(0, v * s, 6 * s) + t for s > 0: its bounds sit in the
+    # callee, so the call becomes an inline clamp. XLA on the CPU cannot run a symbolic
+    # shape assertion as text: the Exporteds run.
+    exported = _exported(_Relu6BatchNorm(), (batch, 8), seed=19, negative=None)
+    assert "call @relu6(" in exported.mlir_module()
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    (fold,) = report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.dot_general", "stablehlo.clamp")
+    main = folded.mlir_module()[folded.mlir_module().index("func.func"):]
+    assert "stablehlo.clamp" in main
+    x = np.random.default_rng(20).standard_normal((2, 8)).astype(np.float32) * 4
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))

@@ -385,6 +385,41 @@ func.func @fold_dot_general_clamp_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2
 
 // -----
 
+// jax.nn.relu6 as jax.export writes it, `call @relu6(%v)`, its bounds 0 and 6 in the callee:
+// the call is replaced by an inline clamp with bounds 0 * s and 6 * s.
+// CHECK-LABEL: func.func @fold_dot_general_relu6_call_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %[[D]], %[[HB]] : tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<2x3xf32>
+// CHECK-NOT:     call @relu6
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_relu6_call_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
+  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
 // A clamp with per-channel bounds broadcast to the convolution's shape, then a scalar
 // multiply: the bounds are scaled channel by channel, nothing is left behind the clamp.
 // CHECK-LABEL: func.func @fold_conv_clamp_per_channel_bounds(
@@ -1037,6 +1072,31 @@ func.func @no_fold_clamp_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>
 
 // -----
 
+// The relu6 call is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_relu6_call_other_users(
+// CHECK:         stablehlo.multiply
+// CHECK:         return
+func.func @no_fold_relu6_call_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: clamp result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
+  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
 // A negative scale swaps a clamp's bounds: it is refused, as after a relu.
 // CHECK-LABEL: func.func @no_fold_clamp_negative_scale(
 // CHECK:         stablehlo.multiply
@@ -1216,33 +1276,6 @@ func.func @no_fold_relu_of_argument_or_without_chain(%arg0: tensor<1x4x4x2xf32>,
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
   return %y, %r : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
-}
-
-// jax.nn.relu6 is a call of minimum(maximum(v, 0), 6), whose bounds sit in the callee: not a
-// clamp whose bounds can move, no candidate (the chain's line is the catch-all's). A fold
-// would be reported with the folds, before the line above: the CHECK lines guard these two.
-// CHECK-LABEL: func.func @no_fold_relu6_call(
-// CHECK:         %[[R:.+]] = call @relu6(
-// CHECK:         "stablehlo.batch_norm_inference"(%[[R]],
-func.func @no_fold_relu6_call(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
-  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
-  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
-  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
-  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
-  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
-  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
-  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  return %y : tensor<2x3xf32>
-}
-func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
-  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
-  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
-  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
-  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
-  return %3 : tensor<2x3xf32>
 }
 
 // A call whose select keeps v where v < 0 is no leaky relu: no candidate.

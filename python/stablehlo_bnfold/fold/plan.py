@@ -39,10 +39,13 @@ class NewWeights:
 class MovedOperands:
     """Per-channel constants (rounded) that replace operands of an op a fold passes (a
     clamp's bounds times the scale): `values` pairs an operand's index with its [C]
-    values, broadcast along `feature` to the op's result type."""
+    values, broadcast along `feature` to the op's result type. With `as_clamp` the op (a
+    call of a clamp whose bounds sit in the callee) is replaced by `stablehlo.clamp` of
+    operands 0 and 2 around the value below."""
 
     feature: int
     values: tuple[tuple[int, np.ndarray], ...]
+    as_clamp: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,12 +218,16 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         for operand, part in plan.parts if position == 0 else ():
             replacements[operand] = _built_linear(part, rw, own_shape=True)
         moved = plan.moved[position] if plan.moved else None
+        bounds = {}
         for operand, values in moved.values if moved is not None else ():
             element_type = ir.RankedTensorType(passed.type).element_type
             vector_type = ir.RankedTensorType.get([values.shape[0]], element_type)
             vector = rw.constant(values, vector_type, op.location)
-            replacements[operand] = rw.broadcast(vector, passed, moved.feature)
-        passed = rw.with_operands(op, replacements)
+            bounds[operand] = rw.broadcast(vector, passed, moved.feature)
+        if moved is not None and moved.as_clamp:
+            passed = rw.build(stablehlo.ClampOp, bounds[0], passed, bounds[2])
+        else:
+            passed = rw.with_operands(op, {**replacements, **bounds})
         rebuilt.append(passed)
     after_feature = feature if plan.after_feature is None else plan.after_feature
     result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, after_feature, passed)

@@ -41,11 +41,13 @@ with a positive scale when its bounds move with it, exactly as the maximum does:
     clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)     (s > 0)
 
 so a clamp whose bounds are constants is rebuilt with the per-channel bounds lo * s and
-hi * s. A leaky relu, select(v >= 0, v, a * v), is positively homogeneous for any a: for
-s > 0 the sign of v * s is the sign of v, so leaky(v) * s = leaky(v * s) and the op is
-rebuilt as it is. jax.export writes `jax.nn.leaky_relu` as a call (`call
-@leaky_relu(%v, %alpha)`); that form is recognized. An inline select reads v three times
-(compare, multiply, select), which the single-user rule of the linear op refuses.
+hi * s. `jax.nn.relu6` is exported as a call of `minimum(maximum(v, 0), 6)`, its bounds in
+the callee: the call is replaced by an inline clamp with the moved bounds. A leaky relu,
+select(v >= 0, v, a * v), is positively homogeneous for any a: for s > 0 the sign of
+v * s is the sign of v, so leaky(v) * s = leaky(v * s) and the op is rebuilt as it is.
+jax.export writes `jax.nn.leaky_relu` as a call (`call @leaky_relu(%v, %alpha)`); that
+form is recognized. An inline select reads v three times (compare, multiply, select),
+which the single-user rule of the linear op refuses.
 
 A concatenate of linear ops along the feature dimension is linear too: operand i holds
 the channels [o_i, o_i + c_i), so
@@ -113,8 +115,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes `call
     @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a max-pool is a
     `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt with its
-    bounds times s; a leaky relu is a call of a function returning `select(v >= 0, v, a *
-    v)` (`jax.nn.leaky_relu`). A(y) = y * s + t is the chain of per-channel affine ops that
+    bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky relu is
+    a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`).
+    A(y) = y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights, mapped through P's reshapes and
@@ -197,6 +200,10 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             if lower is None or upper is None:
                 return rw.skip(top, reasons.CLAMP_BOUNDS_NOT_CONSTANT)
             bounds[i] = (lower, upper)
+        elif isinstance(step.op, func.CallOp) and step.zero is None:
+            relu6 = _called_relu6(step.op)
+            if relu6 is not None:
+                bounds[i] = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
     for step in passed:
         if not single_user(step.op.results[0]):
             return rw.skip(top, _users_reason(step))
@@ -217,7 +224,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         return rw.skip(top, reasons.SCALE_ZERO)
     if not moving_only and np.any(scale < 0):
         return rw.skip(top, reasons.SCALE_NEGATIVE)
-    moved = _moved_bounds(bounds, scale, features, result_type.element_type)
+    moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
     # Each linear op of a concatenate takes its range of the channels. Reshapes,
@@ -295,12 +302,13 @@ def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | Non
 def _moved_bounds(
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     scale: np.ndarray,
+    passed: tuple[_Passed, ...],
     features: tuple[int, ...],
     element_type: ir.Type,
 ) -> dict[int, MovedOperands] | None:
     """For each clamp of the ops passed (by position), its bounds times the scale (s > 0:
-    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`; None
-    when one is not finite there."""
+    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`, a
+    call of one (jax.nn.relu6) rebuilt as a clamp; None when one is not finite there."""
     moved = {}
     dtype = float_dtype(element_type)
     for i, (lower, upper) in bounds.items():
@@ -308,15 +316,18 @@ def _moved_bounds(
             values = [round_to(dtype, bound * scale) for bound in (lower, upper)]
         if any(v is None for v in values):
             return None
-        moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])))
+        as_clamp = isinstance(passed[i].op, func.CallOp)
+        moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])), as_clamp)
     return moved
 
 
 def _name(step: _Passed) -> str:
     """How the report names `step`'s op: a relu (a maximum or a call of one) as
     `stablehlo.maximum`, a call of a leaky relu as `stablehlo.select`."""
+    if isinstance(step.op, func.CallOp) and step.zero is not None:
+        return "stablehlo.maximum"
     if isinstance(step.op, func.CallOp):
-        return "stablehlo.maximum" if step.zero is not None else "stablehlo.select"
+        return "stablehlo.clamp" if _called_relu6(step.op) is not None else "stablehlo.select"
     return step.op.operation.name
 
 
@@ -336,7 +347,7 @@ def _users_reason(step: _Passed) -> Reason:
     if isinstance(step.op, stablehlo.ClampOp):
         return reasons.CLAMP_USERS
     if isinstance(step.op, func.CallOp) and step.zero is None:
-        return reasons.LEAKY_RELU_USERS
+        return reasons.CLAMP_USERS if _called_relu6(step.op) is not None else reasons.LEAKY_RELU_USERS
     if isinstance(step.op, stablehlo.ConcatenateOp):
         return reasons.CONCAT_USERS
     return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
@@ -395,9 +406,54 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
     if isinstance(op, stablehlo.ConcatenateOp):
         return [(operand, None) for operand in op.operands]
     if isinstance(op, func.CallOp):
-        data = _called_leaky_relu(op)
+        relu6 = _called_relu6(op)
+        data = _called_leaky_relu(op) if relu6 is None else relu6[0]
         return [] if data is None else [(data, None)]
     return []
+
+
+def _returned(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
+    """The body of the private function `call` calls and the one value it returns, when
+    an operand of the call's result type comes from an op a fold could pass (else the
+    callee is not looked up: a scan of the module per call) and the callee takes as many
+    arguments as the call passes; else None."""
+    if len(call.results) != 1:
+        return None
+    result_type = call.results[0].type
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
+        return None
+    callee = _callee(call)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
+        return None
+    return block, returned[0]
+
+
+def _called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
+    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
+    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
+    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
+    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
+    the fold replaces the call by an inline clamp with bounds lo * s and hi * s."""
+    found = _returned(call)
+    if found is None:
+        return None
+    block, value = found
+    minimum = value.owner
+    if not isinstance(minimum, stablehlo.MinOp):
+        return None
+    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
+        maximum, hi = inner.owner, uniform_f64(upper)
+        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
+            continue
+        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+            number, lo = _argument_number(v, block), uniform_f64(lower)
+            if number is not None and lo is not None and call.operands[number].type == call.results[0].type:
+                return call.operands[number], lo, hi
+    return None
 
 
 def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
@@ -406,19 +462,11 @@ def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
     (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
     call of `_where`), the call's operand passed as v; else None. Positively homogeneous
     for any a: leaky(v) * s = leaky(v * s) for s > 0."""
-    if len(call.results) != 1:
+    found = _returned(call)
+    if found is None:
         return None
-    result_type = call.results[0].type
-    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
-        return None  # no operand a fold could pass: the callee is not looked up
-    callee = _callee(call)
-    if callee is None or len(callee.regions[0].blocks) != 1:
-        return None
-    block = callee.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != len(call.operands) or len(returned) != 1:
-        return None
-    selected = _selected(returned[0])
+    block, value = found
+    selected = _selected(value)
     if selected is None:
         return None
     test, v, otherwise = selected
@@ -426,7 +474,7 @@ def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
     if number is None or not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
         return None
     data = call.operands[number]
-    return data if data.type == result_type else None
+    return data if data.type == call.results[0].type else None
 
 
 def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
