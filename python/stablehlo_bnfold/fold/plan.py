@@ -58,7 +58,9 @@ class FoldPlan:
     computed in the graph; None when the bias is zero and there is no bias add to replace.
     `scale` is read only by weights computed in the graph. A `feature` of several
     dimensions is a constant bias over a block of them (a scalar times L + b with a
-    [heads, head_dim] b), which reads its dynamic shape from the new linear op.
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op; or, in
+    the graph, the block b itself (an IR value of those dimensions), with `scale` the
+    one-element scalar c: the build computes b * c.
 
     With `through` (the ops between the linear op and `root`'s chain that the scale passes,
     the one reading the linear op first: relus, `maximum(linear, 0)` or calls of one,
@@ -169,7 +171,10 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
     one operand of a concatenate), else to a full-size operand of the root."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
-    if bias is not None and not isinstance(bias, np.ndarray):
+    if bias is not None and not isinstance(bias, np.ndarray) and isinstance(feature, tuple):
+        # A block bias in the graph, b over [heads, head_dim]: b * c (see `FoldPlan`).
+        bias = rw.scaled(bias, scale, 0)
+    elif bias is not None and not isinstance(bias, np.ndarray):
         result_type = ir.RankedTensorType(root.result.type)
         channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
         bias = rw.vector(bias, channels, result_type.element_type)
@@ -181,6 +186,10 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
         with rw.building_before(op) if in_case else contextlib.nullcontext():
             if new.values is not None:
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
+            elif weights.master is not None:
+                # convert_T(W_F * s): the product in the master's type F, rounded to T once.
+                product = rw.scaled(weights.master, scale, weights.layout.weight_axis)
+                value = rw.build(stablehlo.ConvertOp, weights.tensor_type, product)
             else:
                 value = rw.scaled(weights.value, scale, weights.layout.weight_axis)
             replacement = rw.with_operand(op, index, value)
