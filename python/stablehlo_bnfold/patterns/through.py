@@ -92,14 +92,10 @@ from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
-    "FOLD_SCALE_THROUGH_CLAMP",
-    "FOLD_SCALE_THROUGH_CONCATENATE",
-    "FOLD_SCALE_THROUGH_DYNAMIC_RESHAPE",
     "FOLD_SCALE_THROUGH_MAX_POOL",
+    "FOLD_SCALE_THROUGH_OTHER_OPS",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
-    "FOLD_SCALE_THROUGH_RESHAPE",
-    "FOLD_SCALE_THROUGH_TRANSPOSE",
     "fold_scale_through_relu",
 ]
 
@@ -755,23 +751,16 @@ FOLD_SCALE_THROUGH_MAX_POOL = Pattern(
     "fold_scale_through_relu", stablehlo.ReduceWindowOp, fold_scale_through_relu
 )
 """The same identity with a max-pool as the last op passed."""
-FOLD_SCALE_THROUGH_RESHAPE = Pattern(
-    "fold_scale_through_relu", stablehlo.ReshapeOp, fold_scale_through_relu
+FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
+    Pattern("fold_scale_through_relu", op_class, fold_scale_through_relu)
+    for op_class in (
+        stablehlo.ReshapeOp,
+        stablehlo.DynamicReshapeOp,
+        stablehlo.TransposeOp,
+        stablehlo.ClampOp,
+        stablehlo.ConcatenateOp,
+    )
 )
-"""The same identity with a reshape as the last op passed (LeViT's BatchNorm1d)."""
-FOLD_SCALE_THROUGH_DYNAMIC_RESHAPE = Pattern(
-    "fold_scale_through_relu", stablehlo.DynamicReshapeOp, fold_scale_through_relu
-)
-"""The same with a dynamic reshape (a symbolic batch flattened into the tokens)."""
-FOLD_SCALE_THROUGH_TRANSPOSE = Pattern(
-    "fold_scale_through_relu", stablehlo.TransposeOp, fold_scale_through_relu
-)
-"""The same identity with a transpose as the last op passed."""
-FOLD_SCALE_THROUGH_CLAMP = Pattern(
-    "fold_scale_through_relu", stablehlo.ClampOp, fold_scale_through_relu
-)
-"""The same identity with a clamp (ReLU6) as the last op passed."""
-FOLD_SCALE_THROUGH_CONCATENATE = Pattern(
-    "fold_scale_through_relu", stablehlo.ConcatenateOp, fold_scale_through_relu
-)
-"""The same identity with a concatenate of linear ops as the last op passed."""
+"""The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
+batch flattened into the tokens), a transpose, a clamp (ReLU6) or a concatenate of linear
+ops as the last op passed."""
