@@ -178,7 +178,9 @@ class FoldRewriter:
         of shape [C] in `element_type`; None if a constant overflows that type."""
         vector_type = ir.RankedTensorType.get([channels], element_type)
         if isinstance(value, np.ndarray):
-            rounded = round_to(float_dtype(element_type), np.broadcast_to(value, (channels,)))
+            if value.shape != (channels,):
+                value = np.broadcast_to(value, (channels,))  # 4 us: only where needed
+            rounded = round_to(float_dtype(element_type), value)
             if rounded is None:
                 return None
             return self.constant(rounded, vector_type, self._root.location)
