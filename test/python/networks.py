@@ -7,6 +7,11 @@ libraries, with seeded random weights and non-trivial statistics (no downloads).
   by `StemAndTwoBlocks`, a ViT
   encoder layer with Flax's `MultiHeadDotProductAttention`, and the pre-norm transformer and
   LLaMA blocks of flax_models.py.
+- torchvision through torch-mlir: DenseNet, EfficientNet-B0, MobileNetV3-small and RegNetY,
+  torchvision's own classes in small configurations, exported by the checked-in script
+  test/testdata/torchvision/generate.py (torch is not needed to run the tests): MLIR text as
+  torch-mlir prints it, weights as `dense_resource` blobs, a static batch of 1 and, for two
+  of them, a symbolic batch.
 
 Each is exported with `jax.export` in a `Variant`: weights as constants (closed over) or as
 arguments (Keras: `model.stateless_call(trainable, non_trainable, x, training=False)`,
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pathlib
 
 # Keras picks its backend once, at its first import; TensorFlow (its default) is not
 # installed. setdefault leaves a backend the caller chose alone.
@@ -40,9 +46,13 @@ import keras  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 from flax_models import LlamaBlock, PreNormTransformerBlock  # noqa: E402
+from helpers import with_static_batch  # noqa: E402
 from jax import export  # noqa: E402
 
-__all__ = ["FLAX", "KERAS", "Exported", "Variant", "export_network"]
+from stablehlo_bnfold.io import load, make_context  # noqa: E402
+from stablehlo_bnfold.verification import run_on_cpu  # noqa: E402
+
+__all__ = ["FLAX", "KERAS", "TORCHVISION", "Exported", "Variant", "export_network", "run"]
 
 BATCH = 1
 """The static batch. A symbolic batch is run with `RUN_BATCH`."""
@@ -64,10 +74,11 @@ class Variant:
 
 @dataclass(frozen=True)
 class Exported:
-    """An exported network and the arguments it is called with (weights, then a seeded
-    standard-normal input of batch `RUN_BATCH` for a symbolic batch, else `BATCH`)."""
+    """An exported network (a `jax.export.Exported`, or torch-mlir's MLIR text) and the
+    arguments it is called with (weights, then a seeded standard-normal input of batch
+    `RUN_BATCH` for a symbolic batch, else `BATCH`)."""
 
-    exported: export.Exported
+    exported: export.Exported | str
     arguments: Callable[[int], tuple]
 
 
@@ -308,12 +319,47 @@ def _arguments(weights: tuple, shape: tuple[int, ...], variant: Variant, dtype) 
     return arguments
 
 
+TORCHVISION_DATA = pathlib.Path(__file__).resolve().parents[1] / "testdata" / "torchvision"
+TORCHVISION = {
+    "torchvision_densenet": ("densenet", ("static", "symbolic")),
+    "torchvision_efficientnet": ("efficientnet", ("static",)),
+    "torchvision_mobilenet_v3": ("mobilenet_v3", ("static",)),
+    "torchvision_regnet_y": ("regnet_y", ("static", "symbolic")),
+}
+"""Network name: (file in test/testdata/torchvision, the batches it was exported with: a
+symbolic batch is the file with `_dyn`). Input 3x64x64 (NCHW), weights as constants, f32."""
+
+
+def _read_torchvision(name: str, variant: Variant) -> Exported:
+    stem, batches = TORCHVISION[name]
+    if variant.weights != "constants" or variant.dtype != "f32" or variant.batch not in batches:
+        raise ValueError(f"{name} was exported with f32 constants and batches {batches} only")
+    suffix = "_dyn" if variant.batch == "symbolic" else ""
+    text = (TORCHVISION_DATA / f"{stem}{suffix}.mlir").read_text()
+    return Exported(text, _arguments((), (3, 64, 64), variant, np.float32))
+
+
 def export_network(name: str, variant: Variant) -> Exported:
-    """The network `name` (a key of KERAS or FLAX) exported in `variant`.
+    """The network `name` (a key of KERAS, FLAX or TORCHVISION) exported in `variant`.
 
     >>> net = export_network("flax_resnet", Variant(weights="arguments"))   # doctest: +SKIP
-    >>> net.exported.call(*net.arguments(seed=0))                           # doctest: +SKIP
+    >>> run(net.exported, net.arguments(seed=0))                            # doctest: +SKIP
     """
     if name in KERAS:
         return _export_keras(name, variant)
+    if name in TORCHVISION:
+        return _read_torchvision(name, variant)
     return _export_flax(name, variant)
+
+
+def run(module: export.Exported | str, arguments: tuple) -> np.ndarray:
+    """The output of `module` on `arguments`: an `Exported` through its own `call`; MLIR text
+    through XLA on the CPU, its `dense_resource` weights (which XLA refuses) read into
+    `dense` constants first, a symbolic batch set to the input's."""
+    if not isinstance(module, str):
+        return np.asarray(module.call(*arguments))
+    with make_context() as context:
+        text = str(load(module, context).module)
+    batch = arguments[-1].shape[0]
+    (output,) = run_on_cpu(with_static_batch(text, batch), list(arguments))
+    return output

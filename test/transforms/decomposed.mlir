@@ -447,6 +447,32 @@ func.func @fold_scalar_after_dense_on_argument_onto_constant_weights(%x: tensor<
 
 // -----
 
+// torch-mlir's addmm as it prints it: the weights a `transpose` of the constant, alpha an
+// integer `arith.constant` converted to f32, batch 1. The integer reads as the constant
+// 2.0; the weights, computed from constants alone, take it, never the argument (at batch
+// 1 the argument's dimension 0 matches the scalar first).
+// CHECK-LABEL: func.func @fold_integer_scalar_after_dense_onto_transposed_weights
+// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [1, 0]
+// CHECK:         %[[A:.+]] = stablehlo.constant dense<2.000000e+00> : tensor<1xf32>
+// CHECK:         %[[AB:.+]] = stablehlo.broadcast_in_dim %[[A]]
+// CHECK:         %[[S:.+]] = stablehlo.multiply %[[T]], %[[AB]] : tensor<2x1xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %arg0, %[[S]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_integer_scalar_after_dense_onto_transposed_weights(%x: tensor<1x2xf32>) -> tensor<1x1xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0]]> : tensor<1x2xf32>
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<1x2xf32>) -> tensor<2x1xf32>
+  %d = stablehlo.dot_general %x, %t, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x1xf32>) -> tensor<1x1xf32>
+  %two = arith.constant dense<2> : tensor<1xi64>
+  %f = stablehlo.convert %two : (tensor<1xi64>) -> tensor<1xf32>
+  %r = stablehlo.reshape %f : (tensor<1xf32>) -> tensor<f32>
+  %a = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> tensor<1x1xf32>
+  %y = stablehlo.multiply %d, %a : tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}
+
+// -----
+
 // A squeeze-excite gate after a convolution: sigmoid(dense(mean over H, W)), per channel
 // but computed from the image. Folded, it would make the kernel a run-time value.
 // CHECK-LABEL: func.func @no_fold_gate_computed_from_the_data

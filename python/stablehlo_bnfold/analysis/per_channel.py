@@ -141,6 +141,8 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
         return _through_reshape(owner, feature)
     if isinstance(owner, stablehlo.ConvertOp):
         inner = _per_channel(owner.operand, feature)
+        if inner is None:
+            inner = _integers_along(owner.operand, feature)
         dtype = float_dtype(ir.ShapedType(value.type).element_type)
         if inner is None or dtype is None:
             return None
@@ -156,6 +158,25 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
     if array is None:
         return None
     return _vector_along(array, feature)
+
+
+def _integers_along(value: ir.Value, feature: int | None) -> np.ndarray | None:
+    """An integer constant's values along `feature`, in float64, where each is exact there
+    (|v| <= 2**53): torch-mlir writes a scalar as `arith.constant dense<6> : tensor<1xi64>`
+    converted to the float type (hardswish's 6, addmm's alpha). The convert above rounds
+    them to its type as the op would. Booleans (i1) are not numbers here."""
+    attr = constant_attr(value)
+    if attr is None:
+        return None
+    element = ir.ShapedType(attr.type).element_type
+    if not isinstance(element, ir.IntegerType) or element.width == 1:
+        return None
+    array = np.asarray(attr)
+    if attr.is_splat:
+        array = np.broadcast_to(array.reshape(-1)[:1].reshape(()), tuple(ir.ShapedType(attr.type).shape))
+    if array.size and np.max(np.abs(array.astype(np.float64))) > 2.0**53:
+        return None
+    return _vector_along(array.astype(np.float64), feature)
 
 
 def _scalar_constant(owner: ir.OpView) -> np.ndarray | None:

@@ -65,6 +65,7 @@ __all__ = [
     "biased_linear",
     "chain_bias",
     "computed_by_linear_op",
+    "computed_from_constants",
     "computed_from_data",
     "factor_reason",
     "master_weights",
@@ -355,6 +356,25 @@ def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
         else:
             return True
     return False
+
+
+def computed_from_constants(value: ir.Value, budget: int = 16) -> bool:
+    """Whether `value` is computed from constants alone by ops in `_PARAMETER_OPS` (torch-mlir's
+    `transpose(%weight)`, or weights a fold scaled in the graph): a parameter for certain,
+    where a function argument may be the data. False when a function argument is reached,
+    or any other op, or when `budget` ops are visited."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView):
+            return False  # a function argument
+        if hash(owner.operation) in seen:
+            continue
+        if len(seen) >= budget or owner.operation.name not in _PARAMETER_OPS:
+            return False
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return True
 
 
 def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

@@ -24,6 +24,7 @@ from ..fold.affine_map import (
     Weights,
     biased_linear,
     chain_bias,
+    computed_from_constants,
     computed_from_data,
     factor_reason,
     per_channel,
@@ -115,9 +116,10 @@ def _onto_weights(
 ) -> tuple[BiasedLinear, int, PerChannel, PerChannel, tuple[Weights, ...]] | Reason:
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
-    of a dot_general's lhs puts it on the lhs: constant weights are taken first, then the
-    first weights that can be scaled, never an operand computed by a linear op (torch's
-    `addmm` alpha after `x @ W^T`: dimension 0 is x's)."""
+    of a dot_general's lhs puts it on the lhs: constant weights are taken first, then
+    weights computed from constants alone, then the first weights that can be scaled,
+    never an operand computed by a linear op (torch's `addmm` alpha after `x @ W^T`:
+    dimension 0 is x's, and x may be the function's data argument)."""
     refused, scalable = [], []
     for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
@@ -132,6 +134,9 @@ def _onto_weights(
         if all(w.values is not None for w in weights):
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
+    # Weights computed from constants (torch-mlir's `transpose(%W)`) before any that read
+    # a function argument, which may be the data itself (a dense layer on the input).
+    scalable.sort(key=lambda m: not all(computed_from_constants(w.value) for w in m[4]))
     return scalable[0] if scalable else refused[0]
 
 

@@ -84,6 +84,7 @@ from ..fold.affine_map import (
     PerChannel,
     affine_chain,
     computed_by_linear_op,
+    computed_from_constants,
     master_weights,
     per_channel,
 )
@@ -190,6 +191,11 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
             # W * broadcast_in_dim(s), weights a fold scaled in the graph: read as an
             # input, the scale would fold back into the activation, and again.
+            continue
+        if affine is not None and computed_from_constants(affine.x):
+            # A chain on constants (the shift a fold contracted with the weights, t / d
+            # with d an argument): parameter arithmetic, not an input. Folding it would
+            # build another such term, and again.
             continue
         if affine is not None:
             plan = _plan(linear, layout, affine, narrowing, rw)

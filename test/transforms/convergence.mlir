@@ -1,0 +1,41 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+
+// Every fold ends: what a fold builds is never a candidate of the same fold again.
+
+// torch-mlir's classifier head (MobileNetV3's hardswish / 6, then addmm's alpha) with the
+// scalars as arguments: the input side folds (x - m) / d into the dense layer and builds
+// the shift's term, dot_general(-m / d, W^T * alpha), in the graph. That term reads a
+// chain too (a constant divided by d), but on constants: parameter arithmetic, not an
+// input. Folded again, it built another such term each time, until the driver gave up
+// ("pattern application failed to converge", torchvision's mobilenet_v3_small).
+// CHECK-LABEL: func.func @shift_term_of_a_fold_is_not_folded_again
+// CHECK-NOT:     stablehlo.divide %{{.+}} : tensor<1x4xf32>
+// CHECK:         stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4x3xf32>)
+// CHECK:         stablehlo.dot_general %arg2, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.dot_general
+// CHECK:         return
+// REPORT: convergence.mlir:[[# @LINE + 11]]:8: folded stablehlo.divide into stablehlo.dot_general [fold_input_affine_into_dot_general]
+// REPORT: convergence.mlir:[[# @LINE + 15]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_scale_into_linear]
+// REPORT: folded 3, skipped 0
+func.func @shift_term_of_a_fold_is_not_folded_again(%six: tensor<1xf32>, %alpha: tensor<1xf32>, %x: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %w = stablehlo.constant dense<[[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 1.5], [0.25, 0.0, -2.0, 1.0]]> : tensor<3x4xf32>
+  %bias = stablehlo.constant dense<[0.5, -0.25, 1.0]> : tensor<3xf32>
+  %m = stablehlo.constant dense<[0.5, -0.25, 1.0, 2.0]> : tensor<4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<4xf32>) -> tensor<1x4xf32>
+  %xs = stablehlo.subtract %x, %mb : tensor<1x4xf32>
+  %1 = stablehlo.reshape %six : (tensor<1xf32>) -> tensor<f32>
+  %2 = stablehlo.broadcast_in_dim %1, dims = [] : (tensor<f32>) -> tensor<1x4xf32>
+  %3 = stablehlo.divide %xs, %2 : tensor<1x4xf32>
+  %4 = stablehlo.transpose %w, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %5 = stablehlo.dot_general %3, %4, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %7 = stablehlo.reshape %alpha : (tensor<1xf32>) -> tensor<f32>
+  %8 = stablehlo.broadcast_in_dim %7, dims = [] : (tensor<f32>) -> tensor<1x3xf32>
+  %9 = stablehlo.multiply %5, %8 : tensor<1x3xf32>
+  %10 = stablehlo.broadcast_in_dim %7, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %11 = stablehlo.multiply %10, %bias : tensor<3xf32>
+  %12 = stablehlo.broadcast_in_dim %11, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %13 = stablehlo.add %9, %12 : tensor<1x3xf32>
+  return %13 : tensor<1x3xf32>
+}
