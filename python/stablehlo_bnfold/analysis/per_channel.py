@@ -297,7 +297,7 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
         inner = _constant_array(owner.operand)
         if inner is None:
             return None
-        dims = list(owner.broadcast_dimensions)
+        dims = dimensions(owner.broadcast_dimensions)  # iterated, the attribute throws inside
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         placed = [1] * shaped.rank
         for i in order:
