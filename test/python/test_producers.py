@@ -93,14 +93,17 @@ def test_flax_export_folds_completely_and_calls_like_the_original(case):
     assert relative_error(exported.call(*args), folded.call(*args)) <= 1e-6
 
 
-def test_flax_bf16_compute_folds_without_losing_more_than_the_original():
+@pytest.mark.parametrize("weights_as_arguments", [False, True], ids=["constants", "arguments"])
+def test_flax_bf16_compute_folds_without_losing_more_than_the_original(weights_as_arguments):
     # The batch norm runs in f32 between converts; the fold rounds the scaled f32 master
-    # weights to bf16 once, as the original rounds the master weights. Against an all-f32
-    # reference, the folded model must be about as accurate as the original bf16 one.
+    # weights to bf16 once, as the original rounds the master weights (with weights as
+    # arguments in the graph: convert_bf16(W_f32 * s_f32)). Against an all-f32 reference,
+    # the folded model must be about as accurate as the original bf16 one.
     x = np.random.default_rng(0).standard_normal((2, 6, 6, 3)).astype(np.float32)
     variables = _variables(ConvNet(), x)
     reference = _export(Case("ref"), ConvNet(), variables, x)
-    exported = _export(Case("bf16"), ConvNet(dtype=jnp.bfloat16), variables, x)
+    case = Case("bf16", weights_as_arguments=weights_as_arguments)
+    exported = _export(case, ConvNet(dtype=jnp.bfloat16), variables, x)
 
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
 
@@ -109,9 +112,10 @@ def test_flax_bf16_compute_folds_without_losing_more_than_the_original():
     errors_original, errors_folded = [], []
     for seed in range(8):
         xs = np.random.default_rng(seed).standard_normal(x.shape).astype(np.float32)
+        args = (variables, xs) if weights_as_arguments else (xs,)
         expected = reference.call(xs)
-        errors_original.append(relative_error(expected, exported.call(xs)))
-        errors_folded.append(relative_error(expected, folded.call(xs)))
+        errors_original.append(relative_error(expected, exported.call(*args)))
+        errors_folded.append(relative_error(expected, folded.call(*args)))
     assert np.mean(errors_folded) <= 1.25 * np.mean(errors_original)
 
 

@@ -447,6 +447,25 @@ func.func @fold_scalar_after_dense_on_argument_onto_constant_weights(%x: tensor<
 
 // -----
 
+// The same with both dense operands arguments (`f(x, W) = (x @ W) * 2`, weights passed
+// as arguments): neither is a constant nor computed by a linear op. The scalar goes onto
+// the rhs, the weights (x @ W), computed in the graph, not onto x, whose rows are the batch.
+// CHECK-LABEL: func.func @fold_scalar_after_dense_onto_rhs_when_both_are_arguments
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<4x2xf32>, %[[W:[^:]+]]: tensor<2x1xf32>
+// CHECK:         %[[S:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<2x1xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dot_general %[[X]], %[[S]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_scalar_after_dense_onto_rhs_when_both_are_arguments(%x: tensor<4x2xf32>, %w: tensor<2x1xf32>) -> tensor<4x1xf32> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x1xf32>) -> tensor<4x1xf32>
+  %alpha = stablehlo.constant dense<2.0> : tensor<f32>
+  %a = stablehlo.broadcast_in_dim %alpha, dims = [] : (tensor<f32>) -> tensor<4x1xf32>
+  %y = stablehlo.multiply %d, %a : tensor<4x1xf32>
+  return %y : tensor<4x1xf32>
+}
+
+// -----
+
 // torch-mlir's addmm as it prints it: the weights a `transpose` of the constant, alpha an
 // integer `arith.constant` converted to f32, batch 1. The integer reads as the constant
 // 2.0; the weights, computed from constants alone, take it, never the argument (at batch
@@ -510,6 +529,80 @@ func.func @fold_query_scaling_over_head_bias(%x: tensor<3x2xf32>) -> tensor<3x2x
   %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
   %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
   %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// The same with weights as arguments (`model.apply(variables, x)`): the kernel and the
+// [heads, head_dim] bias are arguments, scaled in the graph, W * c and b * c.
+// CHECK-LABEL: func.func @fold_query_scaling_over_head_bias_as_arguments
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<3x2xf32>, %[[W:[^:]+]]: tensor<2x2x2xf32>, %[[B:[^:]+]]: tensor<2x2xf32>
+// CHECK-DAG:     %[[SB:.+]] = stablehlo.multiply %[[B]], %{{.+}} : tensor<2x2xf32>
+// CHECK-DAG:     %[[SW:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<2x2x2xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %[[X]], %[[SW]]
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[SB]], dims = [1, 2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[Q]], %[[BB]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK:         return %[[Y]]
+func.func @fold_query_scaling_over_head_bias_as_arguments(%x: tensor<3x2xf32>, %w: tensor<2x2x2xf32>, %b: tensor<2x2xf32>) -> tensor<3x2x2xf32> {
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %br = stablehlo.reshape %b : (tensor<2x2xf32>) -> tensor<1x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %br, dims = [0, 1, 2] : (tensor<1x2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
+  return %y : tensor<3x2x2xf32>
+}
+
+// -----
+
+// The query scaling after a LayerNorm whose shift a fold merged into q's and k's bias
+// arguments: q's bias is then L(beta, Wq) + bq, computed in the graph, and is scaled as
+// it is, (L(beta, Wq) + bq) * c; the multiply the fold builds for it is no candidate
+// (folded again, c would move into L(beta, Wq)'s weights: more ops for the same value).
+// CHECK-LABEL: func.func @fold_query_scaling_over_a_folded_head_bias
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[BETA:[^:]+]]: tensor<4xf32>, %[[WQ:[^:]+]]: tensor<4x2x3xf32>, %[[BQ:[^:]+]]: tensor<2x3xf32>
+// CHECK:         %[[T:.+]] = stablehlo.dot_general %[[BETA]], %[[WQ]], contracting_dims = [0] x [0]
+// CHECK:         %[[B:.+]] = stablehlo.add %[[T]], %[[BQ]] : tensor<2x3xf32>
+// CHECK:         %[[SB:.+]] = stablehlo.multiply %[[B]], %{{.+}} : tensor<2x3xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %[[X]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[SB]], dims = [1, 2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[Q]], %[[BB]]
+// CHECK-NOT:     stablehlo.divide
+// CHECK:         return %[[Y]]
+func.func @fold_query_scaling_over_a_folded_head_bias(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %wq: tensor<4x2x3xf32>, %bq: tensor<2x3xf32>, %wk: tensor<4x2x3xf32>, %bk: tensor<2x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bq_r = stablehlo.reshape %bq : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %q_b = stablehlo.add %q, %bq_b : tensor<2x2x3xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<2x2x3xf32>
+  %q_s = stablehlo.divide %q_b, %c : tensor<2x2x3xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bk_r = stablehlo.reshape %bk : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %k_b = stablehlo.add %k, %bk_b : tensor<2x2x3xf32>
+  return %q_s, %k_b : tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// Weights as arguments, but the rhs is computed by a linear op (attention's k, plus a
+// [heads, head_dim] block): an activation, not weights; no candidate.
+// CHECK-LABEL: func.func @no_fold_query_scaling_over_head_bias_on_an_activation
+// CHECK:         stablehlo.divide
+func.func @no_fold_query_scaling_over_head_bias_on_an_activation(%x: tensor<3x2xf32>, %a: tensor<2x2xf32>, %v: tensor<2x2x2xf32>, %b: tensor<2x2xf32>) -> tensor<3x2x2xf32> {
+  %w = stablehlo.dot_general %a, %v, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %q = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<3x2xf32>, tensor<2x2x2xf32>) -> tensor<3x2x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1, 2] : (tensor<2x2xf32>) -> tensor<3x2x2xf32>
+  %qb = stablehlo.add %q, %bb : tensor<3x2x2xf32>
+  %c = stablehlo.constant dense<2.0> : tensor<3x2x2xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: {{.+}} [fold_divisor_into_linear]
   %y = stablehlo.divide %qb, %c : tensor<3x2x2xf32>
   return %y : tensor<3x2x2xf32>
 }

@@ -463,6 +463,66 @@ func.func @fold_mixed_f16_bn_into_conv_through_convert(%arg0: tensor<1x2x2x2xf32
 
 // -----
 
+// Flax's MultiHeadDotProductAttention with weights as arguments: a LayerNorm-style scale
+// and shift before the q and k projections, each a DenseGeneral [D] -> [heads, head_dim]
+// with its own [heads, head_dim] bias argument. The shift, contracted with each kernel in
+// the graph (a [2, 3] dot_general), merges into that bias: no add is added.
+// CHECK-LABEL: func.func @fold_shift_into_head_biases_as_arguments(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[BETA:[^:]+]]: tensor<4xf32>, %[[WQ:[^:]+]]: tensor<4x2x3xf32>, %[[BQ:[^:]+]]: tensor<2x3xf32>, %[[WK:[^:]+]]: tensor<4x2x3xf32>, %[[BK:[^:]+]]: tensor<2x3xf32>
+// CHECK:         %[[SQ:.+]] = stablehlo.multiply %[[WQ]], %{{.+}} : tensor<4x2x3xf32>
+// CHECK:         %[[Q:.+]] = stablehlo.dot_general %[[X]], %[[SQ]], contracting_dims = [1] x [0]
+// CHECK:         %[[TQ:.+]] = stablehlo.dot_general %[[BETA]], %[[WQ]], contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4x2x3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[MQ:.+]] = stablehlo.add %[[TQ]], %[[BQ]] : tensor<2x3xf32>
+// CHECK:         %[[BBQ:.+]] = stablehlo.broadcast_in_dim %[[MQ]], dims = [1, 2] : (tensor<2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK:         %[[OQ:.+]] = stablehlo.add %[[Q]], %[[BBQ]] : tensor<2x2x3xf32>
+// CHECK:         stablehlo.add %{{.+}}, %[[BK]] : tensor<2x3xf32>
+// CHECK-NOT:     tensor<2x4xf32>
+// CHECK:         return %[[OQ]]
+func.func @fold_shift_into_head_biases_as_arguments(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %wq: tensor<4x2x3xf32>, %bq: tensor<2x3xf32>, %wk: tensor<4x2x3xf32>, %bk: tensor<2x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bq_r = stablehlo.reshape %bq : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %q_b = stablehlo.add %q, %bq_b : tensor<2x2x3xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bk_r = stablehlo.reshape %bk : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %k_b = stablehlo.add %k, %bk_b : tensor<2x2x3xf32>
+  return %q_b, %k_b : tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// folding would move an add onto a larger tensor: the same q and k projections with
+// weights as arguments, but k's bias argument is laid out [head_dim, heads] (broadcast
+// with dims = [2, 1]): only a block in the result's order merges, and k's folded bias
+// would need its own add on the [2, 2, 3] result, larger than the [2, 4] input.
+// CHECK-LABEL: func.func @no_fold_shift_into_head_biases_in_another_order(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_shift_into_head_biases_in_another_order(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %wq: tensor<4x2x3xf32>, %bq: tensor<2x3xf32>, %wk: tensor<4x2x3xf32>, %bk: tensor<3x2xf32>) -> (tensor<2x2x3xf32>, tensor<2x2x3xf32>) {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bq_r = stablehlo.reshape %bq : (tensor<2x3xf32>) -> tensor<1x2x3xf32>
+  %bq_b = stablehlo.broadcast_in_dim %bq_r, dims = [0, 1, 2] : (tensor<1x2x3xf32>) -> tensor<2x2x3xf32>
+  %q_b = stablehlo.add %q, %bq_b : tensor<2x2x3xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+  %bk_b = stablehlo.broadcast_in_dim %bk, dims = [2, 1] : (tensor<3x2xf32>) -> tensor<2x2x3xf32>
+  %k_b = stablehlo.add %k, %bk_b : tensor<2x2x3xf32>
+  return %q_b, %k_b : tensor<2x2x3xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
 // The batch norm's result is also returned: folding it would leave it computed twice.
 // CHECK-LABEL: func.func @no_fold_affine_result_with_other_users(
 // CHECK:         stablehlo.batch_norm_inference
@@ -825,21 +885,67 @@ func.func @no_fold_mixed_bf16_weights_stored_in_bf16(%arg0: tensor<2x4xf32>) -> 
 
 // -----
 
-// Mixed bf16 with weights as arguments (`model.apply(variables, x)`): gamma and the
-// master weights are arguments, and rounding W * s to bf16 in the graph could not be
-// checked against master weights. Reported, not folded; with fold-weight-arguments=false
-// the chain is no candidate.
-// CHECK-LABEL: func.func @no_fold_mixed_bf16_weights_as_arguments(
-// CHECK:         stablehlo.multiply
-// CHECK:         stablehlo.convert
-// CHECK:         stablehlo.dot_general
-// CONST-NOT:     mixed-precision
-func.func @no_fold_mixed_bf16_weights_as_arguments(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %master: tensor<4x3xf32>) -> tensor<2x3xbf16> {
+// Mixed bf16 with weights as arguments (`model.apply(variables, x)`), an RMSNorm-style
+// scale: gamma and the f32 master weights are arguments. The graph scales the master
+// weights in f32 and converts the product to bf16 once, convert_bf16(W * gamma); the
+// chain's input keeps its convert. With fold-weight-arguments=false the chain is no
+// candidate.
+// CHECK-LABEL: func.func @fold_mixed_bf16_weights_as_arguments(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[M:[^:]+]]: tensor<4x3xf32>
+// CHECK:         %[[XB:.+]] = stablehlo.convert %[[X]] : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+// CHECK:         %[[GB:.+]] = stablehlo.broadcast_in_dim %[[G]], dims = [0] : (tensor<4xf32>) -> tensor<4x3xf32>
+// CHECK:         %[[P:.+]] = stablehlo.multiply %[[M]], %[[GB]] : tensor<4x3xf32>
+// CHECK:         %[[W:.+]] = stablehlo.convert %[[P]] : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[XB]], %[[W]], contracting_dims = [1] x [0]
+// CHECK-NOT:     tensor<2x4xf32>
+// CHECK:         return %[[D]]
+// CONST-NOT:     input_side.mlir:[[# @LINE + 4]]:8:
+func.func @fold_mixed_bf16_weights_as_arguments(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %master: tensor<4x3xf32>) -> tensor<2x3xbf16> {
   %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
-  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel values of a mixed-precision chain are not constants [fold_input_affine_into_dot_general]
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_input_affine_into_dot_general]
   %y = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
   %yb = stablehlo.convert %y : (tensor<2x4xf32>) -> tensor<2x4xbf16>
   %w = stablehlo.convert %master : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %d = stablehlo.dot_general %yb, %w, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  return %d : tensor<2x3xbf16>
+}
+
+// -----
+
+// Mixed bf16 with weights as arguments, a LayerNorm-style scale and shift: the shift
+// would stay in f32 before the convert as x + t / s, which needs s checked for zeros and
+// the weights' rounding checked against t / s: not done in the graph.
+// CHECK-LABEL: func.func @no_fold_mixed_bf16_shift_with_weights_as_arguments(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.convert
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_mixed_bf16_shift_with_weights_as_arguments(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %beta: tensor<4xf32>, %master: tensor<4x3xf32>) -> tensor<2x3xbf16> {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift stays in front and the weights or scale are not constants [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %yb = stablehlo.convert %y : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  %w = stablehlo.convert %master : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %d = stablehlo.dot_general %yb, %w, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  return %d : tensor<2x3xbf16>
+}
+
+// -----
+
+// Pure bf16 with weights as arguments (Flax's RMSNorm in f32 before a bf16 Dense): the
+// weights argument is bf16 itself, with no wider master copy; scaling it would round it
+// a second time.
+// CHECK-LABEL: func.func @no_fold_bf16_weights_as_arguments_without_master(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.convert
+// CHECK:         stablehlo.dot_general
+func.func @no_fold_bf16_weights_as_arguments_without_master(%arg0: tensor<2x4xf32>, %gamma: tensor<4xf32>, %w: tensor<4x3xbf16>) -> tensor<2x3xbf16> {
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights have no wider master copy: folding would round them again [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  %yb = stablehlo.convert %y : (tensor<2x4xf32>) -> tensor<2x4xbf16>
   %d = stablehlo.dot_general %yb, %w, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
   return %d : tensor<2x3xbf16>
 }
@@ -1256,5 +1362,5 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 22, skipped 46
+// REPORT: folded 24, skipped 48
 

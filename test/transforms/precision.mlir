@@ -59,6 +59,67 @@ func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xb
 }
 // -----
 
+// Weights as arguments (`model.apply(variables, x)`): the f32 master weights and the
+// chain's values are arguments. The graph scales the master weights in f32 and converts
+// the product to bf16 once; the bias (b * s + t) is computed in f32 on [C] vectors and
+// converted once.
+// CHECK-LABEL: func.func @fold_precision_island_with_argument_values
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x4x4x2xbf16>, %[[W:[^:]+]]: tensor<1x1x2x3xf32>, %[[MEAN:[^:]+]]: tensor<3xf32>, %[[INV:[^:]+]]: tensor<3xf32>
+// CHECK-DAG:     %[[T:.+]] = stablehlo.multiply %{{.+}}, %[[INV]] : tensor<3xf32>
+// CHECK-DAG:     %[[TB:.+]] = stablehlo.convert %[[T]] : (tensor<3xf32>) -> tensor<3xbf16>
+// CHECK-DAG:     %[[S:.+]] = stablehlo.broadcast_in_dim %[[INV]], dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+// CHECK-DAG:     %[[P:.+]] = stablehlo.multiply %[[W]], %[[S]] : tensor<1x1x2x3xf32>
+// CHECK-DAG:     %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[X]], %[[K]]) {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[TB]], dims = [3] : (tensor<3xbf16>) -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     tensor<1x4x4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// Weights as arguments, with the dense layer's own bias (an f32 argument converted to
+// bf16) and a scale and shift that are arguments: b * s + t in f32, the master weights
+// scaled in f32, each converted to bf16 once.
+// CHECK-LABEL: func.func @fold_precision_island_argument_bias
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<4x2xbf16>, %[[W:[^:]+]]: tensor<2x3xf32>
+// CHECK:         %[[P:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<2x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[X]], %[[K]]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xbf16>) -> tensor<4x3xbf16>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<4x3xbf16>
+// CHECK-NOT:     tensor<4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_precision_island_argument_bias(%arg0: tensor<4x2xbf16>, %w: tensor<2x3xf32>, %bias: tensor<3xf32>, %scale: tensor<3xf32>, %shift: tensor<3xf32>) -> tensor<4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<4x2xbf16>, tensor<2x3xbf16>) -> tensor<4x3xbf16>
+  %bb = stablehlo.convert %bias : (tensor<3xf32>) -> tensor<3xbf16>
+  %b = stablehlo.broadcast_in_dim %bb, dims = [1] : (tensor<3xbf16>) -> tensor<4x3xbf16>
+  %a = stablehlo.add %d, %b : tensor<4x3xbf16>
+  %af = stablehlo.convert %a : (tensor<4x3xbf16>) -> tensor<4x3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %m = stablehlo.multiply %af, %s : tensor<4x3xf32>
+  %t = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %n = stablehlo.add %m, %t : tensor<4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.dot_general [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  return %y : tensor<4x3xbf16>
+}
+
+// -----
+
 // weights have no wider master copy: the kernel is stored only in bf16, and scaling it
 // would add a rounding the original never made.
 // CHECK-LABEL: func.func @no_fold_island_without_master_weights
@@ -78,26 +139,6 @@ func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) ->
 }
 // -----
 
-// per-channel values of a mixed-precision chain are not constants: with weights as
-// arguments, the chain's values are arguments too.
-// CHECK-LABEL: func.func @no_fold_precision_island_with_argument_values
-// CHECK:         stablehlo.subtract
-// CHECK:         stablehlo.multiply
-func.func @no_fold_precision_island_with_argument_values(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.convert %w : (tensor<1x1x2x3xf32>) -> tensor<1x1x2x3xbf16>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
-  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
-  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: per-channel values of a mixed-precision chain are not constants [fold_precision_island]
-  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-  return %y : tensor<1x4x4x3xbf16>
-}
-
-// -----
-
 // weights have no wider master copy: the master weights are f16, narrower than the f32
 // the chain runs in.
 // CHECK-LABEL: func.func @no_fold_island_with_narrower_master_weights
@@ -113,6 +154,74 @@ func.func @no_fold_island_with_narrower_master_weights(%arg0: tensor<1x4x4x2xbf1
   // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
   %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
   return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// weights have no wider master copy: with weights as arguments, the kernel argument is
+// bf16 itself (pure bf16), and scaling it in the graph would round it a second time.
+// CHECK-LABEL: func.func @no_fold_island_argument_weights_without_master
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_argument_weights_without_master(%arg0: tensor<1x4x4x2xbf16>, %k: tensor<1x1x2x3xbf16>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// weights have no wider master copy: with weights as arguments, the master argument is
+// f16, narrower than the f32 the chain runs in.
+// CHECK-LABEL: func.func @no_fold_island_argument_master_narrower
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_island_argument_master_narrower(%arg0: tensor<1x4x4x2xbf16>, %w: tensor<1x1x2x3xf16>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<1x1x2x3xf16>) -> tensor<1x1x2x3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// weights are computed by a linear op: the bf16 weights are a convert of an f32 matmul
+// of arguments (an activation, not master weights); scaling them would only move the
+// multiply onto them.
+// CHECK-LABEL: func.func @no_fold_island_weights_computed_by_linear_op
+// CHECK:         stablehlo.multiply {{.+}} : tensor<4x3xf32>
+func.func @no_fold_island_weights_computed_by_linear_op(%arg0: tensor<4x2xbf16>, %a: tensor<2x2xf32>, %b: tensor<2x3xf32>, %inv: tensor<3xf32>) -> tensor<4x3xbf16> {
+  %m = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %k = stablehlo.convert %m : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<4x2xbf16>, tensor<2x3xbf16>) -> tensor<4x3xbf16>
+  %df = stablehlo.convert %d : (tensor<4x3xbf16>) -> tensor<4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %n = stablehlo.multiply %df, %i : tensor<4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights are computed by a linear op: the op would only move onto them [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  return %y : tensor<4x3xbf16>
+}
+
+// -----
+
+// batch-norm operands are not constants: a batch_norm_inference op whose operands are
+// arguments (exporters write it decomposed; only decomposed chains fold in the graph).
+// CHECK-LABEL: func.func @no_fold_island_batch_norm_op_with_argument_operands
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_island_batch_norm_op_with_argument_operands(%arg0: tensor<4x2xbf16>, %w: tensor<2x3xf32>, %sc: tensor<3xf32>, %off: tensor<3xf32>, %mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<4x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<4x2xbf16>, tensor<2x3xbf16>) -> tensor<4x3xbf16>
+  %df = stablehlo.convert %d : (tensor<4x3xbf16>) -> tensor<4x3xf32>
+  %n = "stablehlo.batch_norm_inference"(%df, %sc, %off, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: batch-norm operands are not constants [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  return %y : tensor<4x3xbf16>
 }
 
 // -----

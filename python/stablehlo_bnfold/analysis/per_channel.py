@@ -25,6 +25,7 @@ __all__ = [
     "per_channel_f64",
     "per_channel_source",
     "per_feature_block_f64",
+    "per_feature_block_source",
     "uniform_f64",
 ]
 
@@ -284,6 +285,44 @@ def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray 
     ascending = sorted(dims)
     block = line.reshape([array.shape[d] for d in ascending])
     return np.transpose(block, [ascending.index(d) for d in dims]).astype(np.float64)
+
+
+def per_feature_block_source(value: ir.Value, dims: tuple[int, ...]) -> ir.Value | None:
+    """The value that `value` is broadcast from (through `broadcast_in_dim` and reshapes
+    that add or drop unit dimensions) when it varies along `dims` only and holds exactly
+    that block: its shape is `value`'s sizes along `dims`, in that order; else None. A
+    bias over several result dimensions passed as an argument: Flax's DenseGeneral adds
+    `broadcast_in_dim(reshape(%bias: HxD -> 1x1xHxD))` to attention's q, k, v.
+
+    >>> per_feature_block_source(broadcast_in_dim(reshape(%b), dims=[0, 1, 2, 3]), (2, 3))  # doctest: +SKIP
+    %b   # tensor<HxDxf32>
+    """
+    shape = ir.RankedTensorType(value.type).shape
+    sizes = [shape[d] for d in dims]
+    if any(n <= 1 for n in sizes):
+        return None  # a unit or dynamic block dimension cannot be told from the others
+    current, along = value, list(dims)
+    while True:
+        owner = current.owner
+        if isinstance(owner, stablehlo.BroadcastInDimOp):
+            mapped = dimensions(owner.broadcast_dimensions)
+            if any(d not in mapped for d in along):
+                return None
+            along = [mapped.index(d) for d in along]
+        elif isinstance(owner, stablehlo.ReshapeOp):
+            result_shape = ir.RankedTensorType(current.type).shape
+            if [d for d, n in enumerate(result_shape) if n != 1] != along:
+                return None
+            along = [d for d, n in enumerate(ir.RankedTensorType(owner.operand.type).shape) if n != 1]
+        else:
+            break
+        current = owner.operand
+        current_shape = ir.RankedTensorType(current.type).shape
+        if [current_shape[d] for d in along] != sizes or any(
+            n != 1 for d, n in enumerate(current_shape) if d not in along
+        ):
+            return None
+    return current if along == list(range(len(sizes))) else None
 
 
 def _constant_array(value: ir.Value) -> np.ndarray | None:

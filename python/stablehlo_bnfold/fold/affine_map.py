@@ -68,6 +68,7 @@ __all__ = [
     "computed_from_constants",
     "computed_from_data",
     "factor_reason",
+    "master_value",
     "master_weights",
     "per_channel",
     "per_channel_op",
@@ -230,6 +231,10 @@ class Weights:
     values: np.ndarray | None
     tensor_type: ir.RankedTensorType
     dtype: np.dtype
+    master: ir.Value | None = None
+    """Master weights passed as an argument, which `value` is a convert of (`values`
+    None): the graph scales them in their own wider type and converts the product once,
+    `convert_T(W_F * s)` (mixed precision, see `master_weights`)."""
 
 
 def weights_of(
@@ -298,13 +303,29 @@ def master_weights(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | 
     weight carries one rounding to T in both. Weights stored only in T would be rounded
     twice, W already and W * s again (mixed precision: `patterns.precision` and the
     input side)."""
+    master = master_value(weights, wide)
+    return None if master is None else constant_attr(master)
+
+
+def master_value(weights: ir.Value, wide: np.dtype) -> ir.Value | None:
+    """The value that `weights` are a convert of, when its float type is at least as
+    `wide` as the type a per-channel chain computes in (a constant, or with weights as
+    arguments the argument); else None.
+
+    With weights as arguments the fold builds `convert_T(W_F * broadcast_in_dim(s_F))`:
+    the product rounded to F, then once to T. Against the constant path's float64 product
+    rounded once to T, that is a double rounding: the two differ only where W * s lies
+    within F's rounding error (2^-24 of it for f32) of a midpoint between two T values,
+    and then by one unit in T's last place; s itself carries the few roundings in F of
+    the chain's own arithmetic, which the original makes too. Each weight still carries
+    one rounding to T, at most half a unit of T plus F's eps, as in the original."""
     convert = weights.owner
     if not isinstance(convert, stablehlo.ConvertOp):
         return None
     master = float_dtype(ir.ShapedType(convert.operand.type).element_type)
     if master is None or master.itemsize < wide.itemsize:
         return None
-    return constant_attr(convert.operand)
+    return convert.operand
 
 
 _PARAMETER_OPS = frozenset({

@@ -45,7 +45,9 @@ class FoldPlan:
     computed in the graph; None when the bias is zero and there is no bias add to replace.
     `scale` is read only by weights computed in the graph. A `feature` of several
     dimensions is a constant bias over a block of them (a scalar times L + b with a
-    [heads, head_dim] b), which reads its dynamic shape from the new linear op.
+    [heads, head_dim] b), which reads its dynamic shape from the new linear op; or, in
+    the graph, the block b itself (an IR value of those dimensions), with `scale` the
+    one-element scalar c: the build computes b * c.
 
     With `through` (the relus, `maximum(linear, 0)` or calls of one, and max-pools between
     the linear op and `root`'s chain, the one reading the linear op first), the root is
@@ -138,7 +140,10 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     fold."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
-    if bias is not None and not isinstance(bias, np.ndarray):
+    if bias is not None and not isinstance(bias, np.ndarray) and isinstance(feature, tuple):
+        # A block bias in the graph, b over [heads, head_dim]: b * c (see `FoldPlan`).
+        bias = rw.scaled(bias, scale, 0)
+    elif bias is not None and not isinstance(bias, np.ndarray):
         result_type = ir.RankedTensorType(root.result.type)
         bias = rw.vector(bias, result_type.shape[feature], result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
@@ -149,6 +154,10 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         with rw.building_before(op) if in_case else contextlib.nullcontext():
             if new.values is not None:
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
+            elif weights.master is not None:
+                # convert_T(W_F * s): the product in the master's type F, rounded to T once.
+                product = rw.scaled(weights.master, scale, weights.layout.weight_axis)
+                value = rw.build(stablehlo.ConvertOp, weights.tensor_type, product)
             else:
                 value = rw.scaled(weights.value, scale, weights.layout.weight_axis)
             replacement = rw.with_operand(op, index, value)

@@ -32,7 +32,6 @@ __all__ = [
     "FOLDED_WEIGHTS_UNDERFLOW",
     "GROUPED_NOT_CONSTANT",
     "INPUT_NOT_AFFINE",
-    "ISLAND_NOT_CONSTANT",
     "ISLAND_USERS",
     "MAXIMUM_NOT_RELU",
     "NARROW_WEIGHTS",
@@ -166,8 +165,6 @@ SHAPE_NOT_OWN = Reason("the shape is not provably the operand's own")
 # Mixed precision.
 NOT_NARROWING_CONVERT = Reason("not a narrowing float convert")
 NO_ISLAND = Reason("no per-channel chain over a widening convert")
-ISLAND_NOT_CONSTANT = Reason("per-channel values of a mixed-precision chain are not constants")
-"""Why a chain over a widening convert whose values are function arguments stays."""
 WIDEN_USERS = Reason("widening convert result has other users")
 CHAIN_NOT_ALONG_FEATURE = Reason("the chain is not per-channel constants along the output feature")
 

@@ -14,7 +14,12 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout, linear_layouts
-from ..analysis.per_channel import Narrow, per_channel_f64, per_feature_block_f64
+from ..analysis.per_channel import (
+    Narrow,
+    per_channel_f64,
+    per_feature_block_f64,
+    per_feature_block_source,
+)
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to
 from ..fold import reasons
@@ -24,6 +29,7 @@ from ..fold.affine_map import (
     Weights,
     biased_linear,
     chain_bias,
+    computed_by_linear_op,
     computed_from_constants,
     computed_from_data,
     factor_reason,
@@ -117,9 +123,10 @@ def _onto_weights(
     """The match whose factor goes onto weights: (chain, feature, c, bias, weights), or
     the first match's reason. A scalar c matches every result dimension, and a dimension
     of a dot_general's lhs puts it on the lhs: constant weights are taken first, then
-    weights computed from constants alone, then the first weights that can be scaled,
-    never an operand computed by a linear op (torch's `addmm` alpha after `x @ W^T`:
-    dimension 0 is x's, and x may be the function's data argument)."""
+    weights computed from constants alone, then the first weights that can be scaled on
+    the rhs, then on the lhs, never an operand computed by a linear op (torch's `addmm`
+    alpha after `x @ W^T`: dimension 0 is x's, and x may be the function's data
+    argument)."""
     refused, scalable = [], []
     for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
@@ -135,8 +142,14 @@ def _onto_weights(
             return chain, feature, factor, bias, weights
         scalable.append((chain, feature, factor, bias, weights))
     # Weights computed from constants (torch-mlir's `transpose(%W)`) before any that read
-    # a function argument, which may be the data itself (a dense layer on the input).
-    scalable.sort(key=lambda m: not all(computed_from_constants(w.value) for w in m[4]))
+    # a function argument, which may be the data itself (a dense layer on the input); then
+    # the rhs before the lhs: with both operands of a dot_general arguments (`f(x, W) =
+    # (x @ W) * c`), the rhs is where producers put the weights (Flax's and Keras's
+    # `x @ W`, torch's `addmm`, TensorFlow's `dot`); the lhs produces result dimension 0.
+    scalable.sort(key=lambda m: (
+        not all(computed_from_constants(w.value) for w in m[4]),
+        not all(w.layout.weight_operand == 1 for w in m[4]),
+    ))
     return scalable[0] if scalable else refused[0]
 
 
@@ -172,10 +185,12 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
 def _fold_scalar_over_block_bias(
     op: ir.OpView, rw: FoldRewriter, candidates: list[tuple[BiasedLinear, ir.Value]], divide: bool
 ) -> Outcome:
-    """(L(x, W) + b) * c = L(x, W * c) + b * c for a scalar constant c and a constant bias b
-    over several of the weights' result dimensions (Flax attention's `query /
-    sqrt(head_dim)` after a DenseGeneral with a [heads, head_dim] bias): exact path only
-    (constant weights, one linear op), else not a candidate."""
+    """(L(x, W) + b) * c = L(x, W * c) + b * c for a scalar constant c and a bias b over
+    several of the weights' result dimensions (Flax attention's `query / sqrt(head_dim)`
+    after a DenseGeneral with a [heads, head_dim] bias), one linear op: constant weights
+    and a constant b (exact path), or with `fold-weight-arguments` the rhs's weights and a
+    b that are arguments (`per_feature_block_source`), or a bias a fold built from them,
+    scaled in the graph; else not a candidate."""
     for chain, other in candidates:  # `linear_operands`, in order
         factor = _uniform(other)
         if factor is None or chain.bias_add is None or len(chain.branches) != 1:
@@ -184,26 +199,44 @@ def _fold_scalar_over_block_bias(
         result_rank = ir.RankedTensorType(linear.result.type).rank
         layouts = [linear_layout(linear, d) for d in range(result_rank)]
         constant = [l for l in layouts if l is not None and constant_attr(linear.operands[l.weight_operand]) is not None]
-        if not constant:
+        # A multiply a fold built (b * c on a block bias L(t, W) + b computed in the
+        # graph) is that fold's own parameter arithmetic: no candidate.
+        in_graph = [] if constant or not rw.fold_weight_arguments or rw.was_built(op) else [
+            l for l in layouts if l is not None and l.weight_operand == 1
+        ]
+        chosen = constant or in_graph
+        if not chosen:
             continue
-        weight_operand = constant[0].weight_operand
+        weight_operand = chosen[0].weight_operand
         dims = tuple(d for d, l in enumerate(layouts) if l is not None and l.weight_operand == weight_operand)
-        block = per_feature_block_f64(chain.bias_value, dims)
+        weights = linear.operands[weight_operand]
+        if constant:
+            block = per_feature_block_f64(chain.bias_value, dims)
+        else:
+            block = _block_in_graph(chain.bias_value, dims, rw)
+            if computed_by_linear_op(weights):
+                continue  # an activation (attention's k): nothing to scale
         if block is None:
             continue
         if not (single_user(chain.bias_add.result) and single_user(linear.result)):
             return rw.skip(op, reasons.BIAS_ADD_USERS)
-        reason = reasons.FACTOR_NOT_FINITE if not np.all(np.isfinite(block)) else factor_reason(factor, divide)
+        finite = not isinstance(block, np.ndarray) or np.all(np.isfinite(block))
+        reason = reasons.FACTOR_NOT_FINITE if not finite else factor_reason(factor, divide)
         if reason is not None:
             return rw.skip(op, reason)
         c = float(factor[0])
         c = 1.0 / c if divide else c
-        weights = linear.operands[weight_operand]
         weights_type = ir.RankedTensorType(weights.type)
         dtype = float_dtype(weights_type.element_type)
         result_dtype = float_dtype(ir.RankedTensorType(op.result.type).element_type)
         if dtype is None or dtype.itemsize < result_dtype.itemsize:
             return rw.skip(op, reasons.NARROW_WEIGHTS)
+        if not constant:
+            # In the graph: W * c and b * c, c a constant of the weights' type.
+            if round_to(dtype, np.array([c])) is None:
+                return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
+            new_weights = NewWeights(Weights(chosen[0], weights, None, weights_type, dtype), None)
+            return build(FoldPlan(op, chain, dims, np.array([c]), (new_weights,), block), rw)
         stored = read_dense(constant_attr(weights))
         scaled = None if stored is None else round_to(dtype, stored.astype(np.float64) * c)
         bias = round_to(result_dtype, block * c)
@@ -212,6 +245,20 @@ def _fold_scalar_over_block_bias(
         new_weights = NewWeights(Weights(constant[0], weights, stored, weights_type, dtype), scaled)
         return build(FoldPlan(op, chain, dims, None, (new_weights,), bias), rw)
     return rw.not_candidate(op, reasons.NOT_LINEAR_TIMES_PER_CHANNEL)
+
+
+def _block_in_graph(bias: ir.Value, dims: tuple[int, ...], rw: FoldRewriter) -> ir.Value | None:
+    """The [heads, head_dim] value `bias` is broadcast from, of its element type: a
+    parameter passed as an argument, or the bias a fold built from them (a shift
+    contracted with the weights, `L(t, W) + b`, is a dot_general of parameters); None for
+    any other value (one computed by a linear op is an activation)."""
+    block = per_feature_block_source(bias, dims) if len(dims) > 1 else None
+    if block is None:
+        return None
+    if ir.RankedTensorType(block.type).element_type != ir.RankedTensorType(bias.type).element_type:
+        return None
+    built = isinstance(block.owner, ir.OpView) and rw.was_built(block.owner)
+    return block if built or not computed_by_linear_op(block) else None
 
 
 def _uniform(value: ir.Value) -> np.ndarray | None:
@@ -235,10 +282,12 @@ def fold_scale_into_linear(op: stablehlo.MulOp, rw: FoldRewriter) -> Outcome:
 
     c goes onto the weights only: a scalar c (per-channel along every dimension) is laid
     along the first dimension whose weights are a constant, else the first whose weights
-    can be scaled in the graph; never onto an operand computed by a linear op. A scalar
-    constant c after L + b with a constant b over several of the weights' result
-    dimensions (Flax attention's `query / sqrt(head_dim)` after a [heads, head_dim]
-    bias) folds as L(x, K * c) + b * c, with constant weights and one linear op.
+    can be scaled in the graph, the rhs before the lhs (with both operands arguments, the
+    rhs holds the weights: `x @ W`); never onto an operand computed by a linear op. A scalar
+    constant c after L + b with a b over several of the weights' result dimensions
+    (Flax attention's `query / sqrt(head_dim)` after a [heads, head_dim] bias) folds as
+    L(x, K * c) + b * c, one linear op: constant weights and b, or in the graph the rhs's
+    weights and a b that are arguments (or a bias a fold computed from them).
 
     Holds when, in this order: the element type is f16, bf16, f32 or f64; one operand is
     L or L + b and the other is per-channel; c, when not a constant, is a parameter, not

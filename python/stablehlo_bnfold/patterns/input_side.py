@@ -45,8 +45,11 @@ A(x) / s instead of A(x): the same relative error. The shift never becomes a bia
 the layer here: L(x, W * s) rounded to T at the size of x, then L(t, W) added, cancels
 T's few digits when the mean is large against the spread (x near 1000 with variance 1
 lost every digit of bf16). Weights stored only in T would be rounded a second time, and
-are refused. With weights as arguments the rounding could not be checked against master
-weights: the island is reported and left.
+are refused. With weights as arguments (the master weights and the chain's values
+arguments), the scale folds in the graph as convert_T(W_F * broadcast_in_dim(s_F)), s
+computed in F and the product rounded to T once (the double rounding is argued in
+`fold.affine_map.master_value`); a shift would stay before the convert as x + t / s,
+which in the graph cannot be checked (a zero s, `_magnified`), and is refused.
 
 Constants are computed in float64 from the stored values and rounded once. With
 `fold-weight-arguments`, per-feature values and weights that are function arguments fold
@@ -74,7 +77,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.per_channel import Narrow, per_feature_block_f64
+from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
 from ..fold import reasons
@@ -85,6 +88,7 @@ from ..fold.affine_map import (
     affine_chain,
     computed_by_linear_op,
     computed_from_constants,
+    master_value,
     master_weights,
     per_channel,
 )
@@ -117,15 +121,16 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
-    layer), then the chain's only user, with the chain's values constants; every user
+    layer), then the chain's only user; every user
     of the chain's result (or the convert's) is a linear op reading it along the feature,
     and for each: no dynamic dimension is contracted or windowed (the weights' shape is
     static); the result and the weights are of a supported float type, the weights at
     least as wide as the activation and result, a constant (or, in the graph, not
     computed by a linear op, and not grouped; through a convert, a convert to T of a
-    constant at least as wide as F: master weights), and finite; with steps in the graph,
-    the chain's constants are finite in the activation's type; the fold removes an
-    activation-sized op; where the convolution pads or dilates its input, or the bias adds
+    constant at least as wide as F: master weights, or with `fold-weight-arguments` such
+    a value in the graph), and finite; through a convert with values or weights in the
+    graph, the shift is zero; with steps in the graph, the chain's constants are finite
+    in the activation's type; the fold removes an activation-sized op; where the convolution pads or dilates its input, or the bias adds
     the fold needs (none where the shift is zero or merges into the consumer's own bias
     add) are not fewer than the chain's ops or one is on a result larger than the input,
     the shift stays in front as x + t / s, which needs s not all ones (and, where it stays
@@ -227,6 +232,9 @@ class _Consumer:
     stored: np.ndarray | None
     dtype: np.dtype
     result_dtype: np.dtype
+    master: ir.Value | None = None
+    """The master weights in a wider type that `weights` are a convert of, when they are
+    scaled in the graph before the convert (mixed precision with weights as arguments)."""
 
     @property
     def every_tap(self) -> bool:
@@ -239,7 +247,9 @@ class _Consumer:
         and that bias (a finite constant or, with `fold_weight_arguments`, a narrow value
         not computed by a linear op): the folded bias merges into it at no op's cost. A
         folded bias over several dimensions (DenseGeneral's [heads, head_dim]) merges, on
-        the `exact` path, into a finite constant over the same dimensions. At batch 1
+        the `exact` path, into a finite constant over the same dimensions; in the graph,
+        into a value of exactly that block (a bias argument) of the result's element
+        type, not computed by a linear op. At batch 1
         another linear op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is
         an activation, not a bias."""
         users = list(self.linear.result.uses)
@@ -250,6 +260,15 @@ class _Consumer:
             return None
         other = add.rhs if add.lhs == self.linear.result else add.lhs
         if len(self.layout.result_dims) != 1:
+            if not exact and fold_weight_arguments:
+                # In the graph: a block of the result's element type, passed as an argument.
+                block = per_feature_block_source(other, self.layout.result_dims)
+                element = ir.RankedTensorType(other.type).element_type
+                if block is None or ir.RankedTensorType(block.type).element_type != element:
+                    return None
+                if computed_by_linear_op(block):
+                    return None
+                return add, block
             block = per_feature_block_f64(other, self.layout.result_dims) if exact else None
             if block is None or not np.all(np.isfinite(block)):
                 return None
@@ -310,13 +329,16 @@ def _consumer(
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    attr = constant_attr(weights)
+    attr, master = constant_attr(weights), None
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W and the chain's result at
-        # the convert, which the fold keeps on x (or x * r): see `master_weights`.
+        # the convert, which the fold keeps on x (or x * r): see `master_weights`; with
+        # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
         attr = master_weights(weights, wide)
-        if attr is None:
+        if attr is None and fold_weight_arguments:
+            master = master_value(weights, wide)
+        if attr is None and master is None:
             activations = computed_by_linear_op(weights)
             return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
     if attr is None and not fold_weight_arguments:
@@ -328,7 +350,7 @@ def _consumer(
     stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
-    return _Consumer(linear, layout, weights, stored, dtype, result_dtype)
+    return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master)
 
 
 def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
@@ -409,19 +431,20 @@ def _plan(
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
     if narrowing is not None and not single_user(top.result):
         return rw.skip(top, reasons.ISLAND_USERS)
-    if narrowing is not None and not affine.constant:
-        # Weights as arguments: rounding W * s to T in the graph could not be checked
-        # against master weights.
-        return rw.skip(top, reasons.ISLAND_NOT_CONSTANT)
     wide = activation_dtype if narrowing is not None else None  # the chain's type F
     consumers = _consumers(activation, layout.feature, rw.fold_weight_arguments, wide)
     if isinstance(consumers, str):
         return _refuse(rw, affine, consumers)
     exact = affine.constant and all(c.stored is not None for c in consumers)
-    scale, shift = affine.affine(activation)
+    # Through a convert, values computed in the graph are computed in the chain's type F.
+    scale, shift = affine.affine(activation if narrowing is None else x)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
     no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
+    if narrowing is not None and not exact and not no_shift:
+        # The shift would stay in F before the convert, x + t / s: with s in the graph no
+        # zero can be excluded (t / 0), nor the weights' rounding checked (`_magnified`).
+        return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
     unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     x_size = _size(activation)
     removed = affine.activation_ops()
@@ -608,9 +631,14 @@ def _add_bias(
 
 
 def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
-    """W * broadcast_in_dim(s) along the weights' input-feature axis (weight-sized)."""
+    """W * broadcast_in_dim(s) along the weights' input-feature axis (weight-sized); for
+    master weights, convert_T(W_F * broadcast_in_dim(s))."""
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
         return consumer.weights
+    if consumer.master is not None:
+        # convert_T(W_F * s): the product in the master's type, rounded to T once.
+        product = rw.scaled(consumer.master, scale, consumer.layout.weight_axis)
+        return rw.build(stablehlo.ConvertOp, consumer.weights.type, product)
     return rw.scaled(consumer.weights, scale, consumer.layout.weight_axis)
 
 

@@ -18,6 +18,17 @@ weights to T. How we decide that this loses nothing the original did not already
 So each weight carries one rounding to T in both, and the activation carries fewer. When
 the weights are already stored in T (no wider master copy), folding would add a rounding
 of K * s that the original never made, and the island is left as it is.
+
+With weights as arguments (`model.apply(variables, x)`), the master weights W_F and the
+chain's values are arguments, and the graph computes what the constant path computes in
+float64: s and b * s + t on [C] vectors in F (the same ops on the same values as the
+chain's own arithmetic in F), the weights as convert_T(W_F * broadcast_in_dim(s)), and
+the bias converted to T once. The difference from the constant path is the product's
+rounding to F before the one rounding to T: a double rounding, which differs from
+round_T(W * s) only where W * s lies within F's rounding error (2^-24 relative for f32)
+of a midpoint between two values of T, and then by one unit in T's last place. Each
+weight still carries one rounding to T (half a unit, plus F's eps), as in the original;
+weights stored only in T are refused as with constants. The constant path is unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.users import single_user
-from ..constants import float_dtype, read_dense
+from ..constants import constant_attr, float_dtype, read_dense
 from ..fold import reasons
 from ..fold.affine_map import (
     AffineChain,
@@ -37,7 +48,10 @@ from ..fold.affine_map import (
     affine_chain,
     biased_linear,
     chain_bias,
+    computed_by_linear_op,
+    master_value,
     master_weights,
+    per_channel_op,
 )
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
@@ -53,12 +67,15 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
 
     Holds when, in this order: the convert narrows a float type F to T; below it is a
     chain of per-channel affine ops, each read only by the next, whose per-channel values
-    are finite constants (values that are function arguments, with weights as arguments,
-    are reported and left) with variance + epsilon > 0 for a batch norm, ending in a
-    widening convert from T of L or L + b along a dimension L's weights produce; the
-    widening convert has no other user, nor have the bias add and L; b is a finite
-    per-channel constant; the weights are a convert to T of a constant at least as wide
-    as F (master weights); W * s and b * s + t are finite in T.
+    are finite constants with variance + epsilon > 0 for a batch norm (or, with
+    `fold-weight-arguments`, values broadcast from narrow arguments, not computed from
+    the data: s and t are then computed in F in the graph), ending in a widening convert
+    from T of L or L + b along a dimension L's weights produce; the widening convert has
+    no other user, nor have the bias add and L; b is a finite per-channel constant (or a
+    narrow argument); the weights are a convert to T of master weights at least as wide
+    as F: a constant, or with `fold-weight-arguments` a value not computed by a linear op
+    (then convert_T(W_F * s) in the graph); W * s and b * s + t are finite in T (for a
+    constant s in the graph, s in T).
     """
     target = _float_element(op.result)
     wide = _float_element(op.operand)
@@ -66,10 +83,10 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
         return rw.not_candidate(op, reasons.NOT_NARROWING_CONVERT)
     island = _island(op.operand, target)
     arguments = rw.fold_weight_arguments
-    if island is None and arguments and isinstance(_island(op.operand, target, True), tuple):
-        # Weights as arguments: the chain's values are arguments too. Rounding W * s to T
-        # in the graph could not be checked against the master weights.
-        return rw.skip(op, reasons.ISLAND_NOT_CONSTANT)
+    if island is None and arguments:
+        # Weights as arguments: the chain's values are arguments too, computed on in F.
+        found = _island(op.operand, target, True)
+        island = found if isinstance(found, tuple) else None
     if island is None:
         return rw.not_candidate(op, reasons.NO_ISLAND)
     if isinstance(island, Reason):
@@ -78,14 +95,16 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     if not single_user(widen.result):
         return rw.skip(op, reasons.WIDEN_USERS)
     shape = ir.RankedTensorType(op.result.type).shape
-    scale, shift = affine.affine()
-    bias = chain_bias(linear, feature, shape[feature])
+    like = op.operand  # values computed in the graph are computed in F
+    scale, shift = affine.affine(like)
+    bias = chain_bias(linear, feature, shape[feature], arguments)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    weights = _master_weights(linear, feature, wide)
+    weights = _master_weights(linear, feature, wide, arguments)
     if isinstance(weights, Reason):
         return rw.skip(op, weights)
-    plan = plan_fold(op, linear, feature, scale=scale, shift=bias * scale + shift, weights=weights)
+    shift = per_channel_op(np.add, per_channel_op(np.multiply, bias, scale, like), shift, like)
+    plan = plan_fold(op, linear, feature, scale=scale, shift=shift, weights=weights)
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
     return build(plan, rw)
@@ -125,19 +144,28 @@ def _island(
     return reason
 
 
-def _master_weights(chain: BiasedLinear, feature: int, wide: np.dtype) -> tuple[Weights, ...] | Reason:
-    """Each branch's weights as a convert of a constant at least as wide as `wide`."""
+def _master_weights(
+    chain: BiasedLinear, feature: int, wide: np.dtype, fold_weight_arguments: bool
+) -> tuple[Weights, ...] | Reason:
+    """Each branch's weights as a convert of master weights at least as wide as `wide`: a
+    constant, or with `fold_weight_arguments` a value not computed by a linear op (the
+    master weights passed as an argument, scaled in the graph)."""
     found = []
     for linear in chain.branches:
         layout = linear_layout(linear, feature)
         value = linear.operands[layout.weight_operand]
-        attr = master_weights(value, wide)
-        if attr is None:
-            return reasons.NO_MASTER_WEIGHTS
         tensor_type = ir.RankedTensorType(value.type)
-        found.append(
-            Weights(layout, value, read_dense(attr), tensor_type, float_dtype(tensor_type.element_type))
-        )
+        dtype = float_dtype(tensor_type.element_type)
+        attr = master_weights(value, wide)
+        if attr is not None:
+            found.append(Weights(layout, value, read_dense(attr), tensor_type, dtype))
+            continue
+        master = master_value(value, wide) if fold_weight_arguments else None
+        if master is None or constant_attr(master) is not None:
+            return reasons.NO_MASTER_WEIGHTS
+        if computed_by_linear_op(master):
+            return reasons.WEIGHTS_ARE_ACTIVATIONS
+        found.append(Weights(layout, value, None, tensor_type, dtype, master))
     return tuple(found)
 
 
