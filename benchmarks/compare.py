@@ -44,11 +44,7 @@ from measure import Case, fit, interleaved_samples  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Networks: " + ", ".join(f"{n} ({s.title})" for n, s in models.NETWORKS.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = models.argument_parser(__doc__)
     parser.add_argument("--base", required=True, help="git revision to compare against")
     parser.add_argument("--after", help="git revision to compare (default: the working tree)")
     parser.add_argument("--models", default="resnet18,resnet50,mobilenet_v2",

@@ -58,11 +58,7 @@ ONNX_PEERS = ("onnxruntime", "onnxscript", "onnxsim", "onnxslim")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Networks: " + ", ".join(f"{n} ({s.title})" for n, s in models.NETWORKS.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = models.argument_parser(__doc__)
     parser.add_argument("--models", default="resnet18",
                         help="comma-separated network names (default: %(default)s)")
     parser.add_argument("--forms", default=",".join(models.FORMS),

@@ -22,6 +22,7 @@ constants in the module or arguments of `main`.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -173,6 +174,16 @@ class _Collect:
 
     def mean_pool(self, x):
         return x
+
+
+def argument_parser(doc: str) -> argparse.ArgumentParser:
+    """A benchmark script's parser: its docstring's first paragraph as the description,
+    the rest as given, and the networks it may name listed after the options."""
+    return argparse.ArgumentParser(
+        description=doc.split("\n\n")[0],
+        epilog="Networks: " + ", ".join(f"{n} ({s.title})" for n, s in NETWORKS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def layers_of(spec: Network) -> list[Layer]:

@@ -51,11 +51,7 @@ ALL_MODELS = ("resnet18", "resnet50", "resnet152", "mobilenet_v2", "resnet50x4")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="Networks: " + ", ".join(f"{n} ({s.title})" for n, s in models.NETWORKS.items()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = models.argument_parser(__doc__)
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help="ResNet-18 only")
     which.add_argument("--all", action="store_true", help="every network, the 384 M-parameter "

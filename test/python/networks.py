@@ -5,8 +5,9 @@ libraries, with seeded random weights and non-trivial statistics (no downloads).
   MobileNetV3Small, ResNet50, ResNet50V2, DenseNet121, InceptionV3, ConvNeXtTiny.
 - Flax linen: a small ResNet and a squeeze-excite network (EfficientNet's MBConv block) made
   by `StemAndTwoBlocks`, a pre-activation ResNet (`PreActResNet`, BN -> ReLU -> conv), a ViT
-  encoder layer with Flax's `MultiHeadDotProductAttention`, and the pre-norm transformer and
-  LLaMA blocks of flax_models.py.
+  encoder layer with Flax's `MultiHeadDotProductAttention`, a LeViT block (every projection
+  a Dense layer, a reshape or transpose and a BatchNorm), and the pre-norm transformer and LLaMA blocks
+  of flax_models.py.
 - torchvision through torch-mlir: DenseNet, EfficientNet-B0, MobileNetV3-small and RegNetY,
   torchvision's own classes in small configurations, exported by the checked-in script
   test/testdata/torchvision/generate.py (torch is not needed to run the tests): MLIR text as
@@ -300,6 +301,47 @@ class ViTLayer(nn.Module):
         return x + nn.Dense(d, dtype=self.dtype)(h)
 
 
+class _LinearBatchNorm(nn.Module):
+    """LeViT's Linear_BN: a Dense layer without bias, then BatchNorm1d over the tokens
+    flattened into the batch (torch's `bn(x.flatten(0, 1)).reshape_as(x)`); with
+    `channels_first`, over the features of [B, C, N] instead (`bn(x.transpose(1,
+    2)).transpose(1, 2)`)."""
+
+    features: int
+    channels_first: bool = False
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Dense(self.features, use_bias=False, dtype=self.dtype)(x)
+        if self.channels_first:
+            norm = nn.BatchNorm(use_running_average=True, axis=1, dtype=self.dtype)
+            return norm(y.transpose(0, 2, 1)).transpose(0, 2, 1)
+        flat = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(y.reshape(-1, self.features))
+        return flat.reshape(y.shape)
+
+
+class LeViTBlock(nn.Module):
+    """A LeViT stage's two residuals, every projection a Linear_BN: x + proj(hardswish(
+    attention)) with q, k, v split from one Linear_BN into heads (the flattened form),
+    then x + Linear_BN(hardswish(Linear_BN(x))) (the channels-first form)."""
+
+    heads: int = 2
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        d = x.shape[-1]
+        qkv = _LinearBatchNorm(3 * d, dtype=self.dtype)(x)
+        qkv = qkv.reshape(*x.shape[:-1], self.heads, 3 * d // self.heads)
+        q, k, v = jnp.split(qkv, 3, axis=-1)
+        logits = jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(d // self.heads)
+        attention = jnp.einsum("bhqk,bkhd->bqhd", nn.softmax(logits), v).reshape(x.shape)
+        x = x + _LinearBatchNorm(d, dtype=self.dtype)(nn.hard_swish(attention))
+        h = nn.hard_swish(_LinearBatchNorm(2 * d, channels_first=True, dtype=self.dtype)(x))
+        return x + _LinearBatchNorm(d, channels_first=True, dtype=self.dtype)(h)
+
+
 FLAX = {
     "flax_resnet": (functools.partial(StemAndTwoBlocks, _BasicBlock, nn.relu), (16, 16, 3)),
     "flax_se_net": (functools.partial(StemAndTwoBlocks, _MBConv, nn.swish), (16, 16, 3)),
@@ -307,6 +349,7 @@ FLAX = {
     "flax_vit_layer": (ViTLayer, (8, 16)),
     "flax_prenorm_transformer": (PreNormTransformerBlock, (8, 16)),
     "flax_llama": (LlamaBlock, (8, 16)),
+    "flax_levit": (LeViTBlock, (8, 16)),
 }
 """Network name: (module constructor, input shape without the batch). The modules with a
 `dtype` field run mixed bf16 (`dtype=bfloat16`, f32 parameters); flax_models.py's blocks do

@@ -511,7 +511,7 @@ func.func @fold_through_relu_and_reshape(%arg0: tensor<1x2x2x2xf32>) -> tensor<1
 func.func @no_fold_reshape_merging_the_feature(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<8xf32>) {
   %inv = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0]> : tensor<4xf32>
   %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
-  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the reshape does not keep the feature dimension whole [fold_input_affine_into_dot_general]
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: a reshape splits or merges the feature dimension [fold_input_affine_into_dot_general]
   %m = stablehlo.multiply %arg0, %i : tensor<2x4xf32>
   %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
   %d = stablehlo.dot_general %m, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>

@@ -212,6 +212,413 @@ func.func @fold_conv_max_pool_lowest_init_batch_norm(%arg0: tensor<1x4x4x2xf32>)
 
 // -----
 
+// LeViT's `bn(x.flatten(0, 1)).reshape_as(x)` after a Dense layer: dot_general + bias ->
+// reshape [2, 5, 3] -> [10, 3] -> batch_norm_inference -> reshape back. A reshape is linear:
+// scale and shift both go into the weights and the bias, no add is left, and the reshapes
+// that restore the shape go too.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<2x5x3xf32>
+// CHECK-NOT:     stablehlo.reshape
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x5x3xf32>
+func.func @fold_dot_general_reshape_batch_norm(%arg0: tensor<2x5x4xf32>) -> tensor<2x5x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5, 0.75]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+  %db = stablehlo.add %d, %bb : tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %db : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %n = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  %y = stablehlo.reshape %n : (tensor<10x3xf32>) -> tensor<2x5x3xf32>
+  return %y : tensor<2x5x3xf32>
+}
+
+// -----
+
+// The same without a bias add, the norm's result kept flat: the shift becomes the bias,
+// added before the rebuilt reshape along the dot_general's feature dimension 2.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_without_bias(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [2] : (tensor<3xf32>) -> tensor<2x5x3xf32>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<2x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.reshape %[[A]] : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<10x3xf32>
+func.func @fold_dot_general_reshape_without_bias(%arg0: tensor<2x5x4xf32>) -> tensor<10x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y : tensor<10x3xf32>
+}
+
+// -----
+
+// An NHWC convolution transposed to NCHW before its batch norm (feature_index 1): the
+// feature dimension maps through the permutation to the convolution's 3.
+// CHECK-LABEL: func.func @fold_conv_transpose_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.transpose %[[A]], dims = [0, 3, 1, 2]
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x3x4x4xf32>
+func.func @fold_conv_transpose_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.transpose [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%t, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A reshape below a relu: the scale passes both, the shift stays behind the relu as one
+// add along the relu's feature dimension 1.
+// CHECK-LABEL: func.func @fold_dot_general_reshape_relu_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[F:.+]] = stablehlo.reshape %[[D]] : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[F]], %{{.+}} : tensor<10x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<10x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<10x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<10x3xf32>
+func.func @fold_dot_general_reshape_relu_batch_norm(%arg0: tensor<2x5x4xf32>) -> tensor<10x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<10x3xf32>
+  %r = stablehlo.maximum %flat, %zero : tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape, stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y : tensor<10x3xf32>
+}
+
+// -----
+
+// A symbolic batch flattened into the tokens: a dynamic_reshape whose shape is built from
+// the dimension argument (jax.export's form). The feature keeps the same number of
+// elements after it on both sides, so the whole norm goes into the dot_general.
+// CHECK-LABEL: func.func @fold_dot_general_dynamic_reshape_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %[[W]], contracting_dims = [2] x [0]
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<?x5x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.dynamic_reshape %[[A]], %{{.+}} : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_dynamic_reshape_batch_norm(%arg0: tensor<i32>, %arg1: tensor<?x5x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [2] x [0] : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+  %five = stablehlo.constant dense<5> : tensor<i32>
+  %n = stablehlo.multiply %arg0, %five : tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %flat = stablehlo.dynamic_reshape %d, %shape : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %p = stablehlo.multiply %flat, %sb : tensor<?x3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.dynamic_reshape [fold_scale_through_relu]
+  %y = stablehlo.add %p, %ob : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
+// ReLU6 as a clamp with scalar bounds after a Dense layer: for s > 0 clamp(lo, v, hi) * s =
+// clamp(lo * s, v * s, hi * s); the clamp is rebuilt with per-channel bounds.
+// CHECK-LABEL: func.func @fold_dot_general_clamp_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[LO:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<3xf32>
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[HI:.+]] = stablehlo.constant dense<[{{.+}}]> : tensor<3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %[[D]], %[[HB]] : tensor<2x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_clamp_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// jax.nn.relu6 as jax.export writes it, `call @relu6(%v)`, its bounds 0 and 6 in the callee:
+// the call is replaced by an inline clamp with bounds 0 * s and 6 * s.
+// CHECK-LABEL: func.func @fold_dot_general_relu6_call_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %[[D]], %[[HB]] : tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<2x3xf32>
+// CHECK-NOT:     call @relu6
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_relu6_call_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
+  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
+// A clamp with per-channel bounds broadcast to the convolution's shape, then a scalar
+// multiply: the bounds are scaled channel by channel, nothing is left behind the clamp.
+// CHECK-LABEL: func.func @fold_conv_clamp_per_channel_bounds(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[LO:.+]] = stablehlo.constant dense<[-5.000000e-01, -1.000000e+00, 0.000000e+00]> : tensor<3xf32>
+// CHECK:         %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [3]
+// CHECK:         %[[HI:.+]] = stablehlo.constant dense<[5.000000e-01, 1.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK:         %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.clamp %[[LB]], %[[C]], %[[HB]] : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_conv_clamp_per_channel_bounds(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %lo = stablehlo.constant dense<[-1.0, -2.0, 0.0]> : tensor<3xf32>
+  %lb = stablehlo.broadcast_in_dim %lo, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %hi = stablehlo.constant dense<[1.0, 2.0, 6.0]> : tensor<3xf32>
+  %hb = stablehlo.broadcast_in_dim %hi, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %r = stablehlo.clamp %lb, %c, %hb : tensor<1x4x4x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<1x4x4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.clamp [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// jax.nn.leaky_relu as jax.export writes it: `call @leaky_relu(%v, %alpha)`, whose select is
+// itself a call of `_where`. select(v >= 0, v, a * v) * s = select(v * s >= 0, v * s, a * v * s)
+// for s > 0: the call is rebuilt on the scaled dot_general, one add left behind it.
+// CHECK-LABEL: func.func @fold_dot_general_leaky_relu_call_batch_norm(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @leaky_relu(%[[D]], %{{.+}}) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x3xf32>
+func.func @fold_dot_general_leaky_relu_call_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.select [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.convert %arg1 : tensor<f32>
+  %3 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %4 = stablehlo.multiply %3, %arg0 : tensor<2x3xf32>
+  %5 = call @_where(%1, %arg0, %4) : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %5 : tensor<2x3xf32>
+}
+func.func private @_where(%arg0: tensor<2x3xi1>, %arg1: tensor<2x3xf32>, %arg2: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A symbolic batch: the dimension size comes first, to the leaky relu and to `_where`; its
+// select is inline here, with `v > 0`.
+// CHECK-LABEL: func.func @fold_dot_general_leaky_relu_call_with_dimension_argument(
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg1, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[R:.+]] = call @leaky_relu(%arg0, %[[D]], %{{.+}}) : (tensor<i32>, tensor<?x3xf32>, tensor<f32>) -> tensor<?x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<?x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<?x3xf32>
+func.func @fold_dot_general_leaky_relu_call_with_dimension_argument(%arg0: tensor<i32>, %arg1: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg1, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  %alpha = stablehlo.constant dense<0.2> : tensor<f32>
+  %r = call @leaky_relu(%arg0, %d, %alpha) : (tensor<i32>, tensor<?x3xf32>, tensor<f32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %n = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %shape = stablehlo.concatenate %n, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %p = stablehlo.multiply %r, %sb : tensor<?x3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %o = stablehlo.broadcast_in_dim %offset, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.select [fold_scale_through_relu]
+  %y = stablehlo.add %p, %ob : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<i32>, %arg1: tensor<?x3xf32>, %arg2: tensor<f32>) -> tensor<?x3xf32> {
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reshape %arg0 : (tensor<i32>) -> tensor<1xi32>
+  %1 = stablehlo.concatenate %0, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %2 = stablehlo.dynamic_broadcast_in_dim %cst, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %3 = stablehlo.compare GT, %arg1, %2, FLOAT : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xi1>
+  %4 = stablehlo.dynamic_broadcast_in_dim %arg2, %1, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %5 = stablehlo.multiply %arg1, %4 : tensor<?x3xf32>
+  %6 = stablehlo.select %3, %arg1, %5 : tensor<?x3xi1>, tensor<?x3xf32>
+  return %6 : tensor<?x3xf32>
+}
+
+// -----
+
+// concat(x . W1, x . W2 + b2) along the feature -> batch_norm_inference: each dot_general
+// takes its range of the scale and shift (channels 0-2 and 3-4), any sign; nothing is left.
+// CHECK-LABEL: func.func @fold_concatenate_of_dot_generals_batch_norm(
+// CHECK-DAG:     %[[W1:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D1:.+]] = stablehlo.dot_general %arg0, %[[W1]], contracting_dims = [1] x [0]
+// CHECK:         %[[B1:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[A1:.+]] = stablehlo.add %[[D1]], %[[B1]] : tensor<2x3xf32>
+// CHECK:         %[[W2:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<4x2xf32>
+// CHECK:         %[[D2:.+]] = stablehlo.dot_general %arg0, %[[W2]], contracting_dims = [1] x [0]
+// CHECK:         %[[B2:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+// CHECK:         %[[A2:.+]] = stablehlo.add %[[D2]], %[[B2]] : tensor<2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.concatenate %[[A1]], %[[A2]], dim = 1
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<2x5xf32>
+func.func @fold_concatenate_of_dot_generals_batch_norm(%arg0: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %v = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5], [-0.5, 0.25], [1.0, -0.75]]> : tensor<4x2xf32>
+  %e = stablehlo.dot_general %arg0, %v, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  %eb = stablehlo.add %e, %bb : tensor<2x2xf32>
+  %c = stablehlo.concatenate %d, %eb, dim = 1 : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, -1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.concatenate [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// An Inception-style relu(concat(conv1, conv2)) -> batch norm: the scale passes the relu
+// and each range goes into its convolution; the shift stays behind the relu as one add.
+// CHECK-LABEL: func.func @fold_relu_of_concatenate_of_convolutions_batch_norm(
+// CHECK:         %[[C1:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[C2:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[C:.+]] = stablehlo.concatenate %[[C1]], %[[C2]], dim = 3
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %{{.+}} : tensor<1x4x4x5xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<5xf32>) -> tensor<1x4x4x5xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[B]] : tensor<1x4x4x5xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x4x4x5xf32>
+func.func @fold_relu_of_concatenate_of_convolutions_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c1 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %j = stablehlo.constant dense<[[[[0.5, -0.25], [0.75, 0.5]]]]> : tensor<1x1x2x2xf32>
+  %c2 = stablehlo.convolution(%arg0, %j) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %c = stablehlo.concatenate %c1, %c2, dim = 3 : (tensor<1x4x4x3xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x5xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.concatenate, stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<1x4x4x5xf32>
+  return %y : tensor<1x4x4x5xf32>
+}
+
+// -----
+
+// A concatenate along the batch: each dot_general takes the whole scale.
+// CHECK-LABEL: func.func @fold_concatenate_along_the_batch(
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[\[}}7.500000e-01{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D1:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[V:.+]] = stablehlo.constant dense<{{\[\[}}1.500000e+00{{.+}}> : tensor<4x3xf32>
+// CHECK:         %[[D2:.+]] = stablehlo.dot_general %arg1, %[[V]]
+// CHECK:         %[[Y:.+]] = stablehlo.concatenate %[[D1]], %[[D2]], dim = 0
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<4x3xf32>
+func.func @fold_concatenate_along_the_batch(%arg0: tensor<2x4xf32>, %arg1: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %v = stablehlo.constant dense<[[1.0, -0.5, 2.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %e = stablehlo.dot_general %arg1, %v, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.concatenate [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %s : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -552,6 +959,303 @@ func.func @no_fold_integer_relu(%arg0: tensor<1x4x4x2xi32>) -> tensor<1x4x4x3xi3
 
 // -----
 
+// The reshape merges the dot_general's 3 features with the 5 tokens: the norm's 15
+// channels are not one dimension of the linear op's result.
+// CHECK-LABEL: func.func @no_fold_reshape_merges_feature(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_reshape_merges_feature(%arg0: tensor<2x5x4xf32>) -> tensor<2x15xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<2x15xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0, 1.5, 0.5, 2.0]> : tensor<15xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<15xf32>) -> tensor<2x15xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: a reshape splits or merges the feature dimension [fold_scale_through_relu]
+  %y = stablehlo.multiply %flat, %s : tensor<2x15xf32>
+  return %y : tensor<2x15xf32>
+}
+
+// -----
+
+// The reshape is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_reshape_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_reshape_other_users(%arg0: tensor<2x5x4xf32>) -> (tensor<10x3xf32>, tensor<10x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<2x5x4xf32>, tensor<4x3xf32>) -> tensor<2x5x3xf32>
+  %flat = stablehlo.reshape %d : (tensor<2x5x3xf32>) -> tensor<10x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: reshape or transpose result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%flat, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<10x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<10x3xf32>
+  return %y, %flat : tensor<10x3xf32>, tensor<10x3xf32>
+}
+
+// -----
+
+// The scale after the transpose is a function argument: only constants are moved.
+// CHECK-LABEL: func.func @no_fold_transpose_scale_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
+  %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// torch-mlir's flatten with a symbolic batch reads the dimension sizes of the dot_general
+// itself: the rebuilt dynamic_reshape would keep the old dot_general computed.
+// CHECK-LABEL: func.func @no_fold_dynamic_reshape_shape_read_from_the_dot_general(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_dynamic_reshape_shape_read_from_the_dot_general(%arg0: tensor<?x5x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [2] x [0] : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+  %b = stablehlo.get_dimension_size %d, dim = 0 : (tensor<?x5x3xf32>) -> tensor<i32>
+  %five = stablehlo.constant dense<5> : tensor<i32>
+  %n = stablehlo.multiply %b, %five : tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c = stablehlo.constant dense<3> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %c, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %flat = stablehlo.dynamic_reshape %d, %shape : (tensor<?x5x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the dynamic reshape reads its shape from the linear op: it would stay computed [fold_scale_through_relu]
+  %y = stablehlo.multiply %flat, %sb : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
+// The clamp's upper bound is a function argument: it cannot move with the scale.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_argument(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_clamp_bounds_argument(%arg0: tensor<2x4xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %arg1 : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the clamp's bounds are not per-channel constants: they cannot move with the scale [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The clamp is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_clamp_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_clamp_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: clamp result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// The relu6 call is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_relu6_call_other_users(
+// CHECK:         stablehlo.multiply
+// CHECK:         return
+func.func @no_fold_relu6_call_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %r = call @relu6(%d) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: clamp result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+func.func private @relu6(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<2x3xf32>
+  %2 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
+// A negative scale swaps a clamp's bounds: it is refused, as after a relu.
+// CHECK-LABEL: func.func @no_fold_clamp_negative_scale(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_clamp_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The upper bound times the scale (6e38 * 2) overflows f32.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_overflow(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<3.0e38> : tensor<f32>
+  %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<2.0> : tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the clamp's bounds times the scale overflow their element type [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// The leaky relu is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_leaky_relu_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: leaky relu result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %y, %r : tensor<2x3xf32>, tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// A negative scale after a leaky relu: select(v >= 0, v, a * v) * s swaps the branches.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_negative_scale(
+// CHECK:         stablehlo.multiply %{{.+}}, %{{.+}} : tensor<2x3xf32>
+// CHECK:         return
+func.func @no_fold_leaky_relu_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
+}
+
+// -----
+
+// One operand of the concatenate is a function argument: its range of the scale has no
+// weights to go into.
+// CHECK-LABEL: func.func @no_fold_concatenate_operand_not_linear(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_concatenate_operand_not_linear(%arg0: tensor<2x4xf32>, %arg1: tensor<2x2xf32>) -> tensor<2x5xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %arg1, dim = 1 : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0, -1.0, 4.0]> : tensor<5xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0, 2.0]> : tensor<5xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25, 0.0, 1.0]> : tensor<5xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25, 1.0, 1.0]> : tensor<5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: an operand of the concatenate is not a linear op (an argument) [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%c, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// The second operand is a tanh of a dot_general: named in the report.
+// CHECK-LABEL: func.func @no_fold_concatenate_operand_tanh(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_operand_tanh(%arg0: tensor<2x4xf32>) -> tensor<2x6xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %t = stablehlo.tanh %e : tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %t, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: an operand of the concatenate is not a linear op (stablehlo.tanh) [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// The concatenate is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_concatenate_other_users(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x6xf32>, tensor<2x6xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: concatenate result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y, %c : tensor<2x6xf32>, tensor<2x6xf32>
+}
+
+// -----
+
+// The second dot_general's weights are a function argument: each range is scaled exactly,
+// as a constant.
+// CHECK-LABEL: func.func @no_fold_concatenate_weights_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_concatenate_weights_argument(%arg0: tensor<2x4xf32>, %arg1: tensor<4x3xf32>) -> tensor<2x6xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %e = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 1 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are not a constant [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+
+// -----
+
 // Not candidates, no line of this pattern: a relu of an argument, and a relu of a
 // convolution that no per-channel chain reads.
 // CHECK-LABEL: func.func @no_fold_relu_of_argument_or_without_chain(
@@ -572,4 +1276,27 @@ func.func @no_fold_relu_of_argument_or_without_chain(%arg0: tensor<1x4x4x2xf32>,
   %y = "stablehlo.batch_norm_inference"(%a, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
   return %y, %r : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}
+
+// A call whose select keeps v where v < 0 is no leaky relu: no candidate.
+// CHECK-LABEL: func.func @no_fold_select_call_that_is_no_leaky_relu(
+// CHECK:         %[[R:.+]] = call @not_leaky(
+// CHECK:         stablehlo.multiply %[[R]],
+func.func @no_fold_select_call_that_is_no_leaky_relu(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @not_leaky(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x3xf32>
+  %y = stablehlo.multiply %r, %h : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func private @not_leaky(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<2x3xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %1 = stablehlo.compare LT, %arg0, %0, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<2x3xf32>
+  %4 = stablehlo.select %1, %arg0, %3 : tensor<2x3xi1>, tensor<2x3xf32>
+  return %4 : tensor<2x3xf32>
 }

@@ -43,6 +43,9 @@ from .per_channel import per_channel_f64, uniform_f64
 __all__ = [
     "PASSAGE_OPS",
     "Passed",
+    "argument_number",
+    "callee",
+    "called_body",
     "called_maximum",
     "data_operands",
     "feature_below",
@@ -235,11 +238,11 @@ def _binary_body(region: ir.Region, classes: tuple[type, ...]) -> type | None:
         return None
     if len(ops[1].operands) != 1 or ops[1].operands[0] != ops[0].result:
         return None
-    numbers = {_argument_number(ops[0].lhs, block), _argument_number(ops[0].rhs, block)}
+    numbers = {argument_number(ops[0].lhs, block), argument_number(ops[0].rhs, block)}
     return type(ops[0]) if numbers == {0, 1} else None
 
 
-def _argument_number(value: ir.Value, block: ir.Block) -> int | None:
+def argument_number(value: ir.Value, block: ir.Block) -> int | None:
     """`value`'s position among `block`'s arguments; None if it is not one of them."""
     if isinstance(value, ir.BlockArgument) and value.owner == block:
         return value.arg_number
@@ -280,29 +283,41 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     value z in the callee; else None. The pass runs on the whole module, so the callee may
     be read; it is never changed (a fold calls it again, or builds a clamp in place of
     the call)."""
-    if len(call.results) != 1:
+    body = called_body(call)
+    if body is None:
         return None
-    result_type = call.results[0].type
-    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
-        return None  # no operand a fold could pass: the callee is not looked up (a scan)
-    callee = _callee(call)
-    if callee is None or len(callee.regions[0].blocks) != 1:
-        return None
-    block = callee.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != len(call.operands) or len(returned) != 1:
-        return None
-    maximum = returned[0].owner
+    block, returned = body
+    maximum = returned.owner
     if not isinstance(maximum, stablehlo.MaxOp):
         return None
     for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-        number = _argument_number(value, block)
+        number = argument_number(value, block)
         if number is None or other == value:
             continue
         data = call.operands[number]
         if data.type == call.results[0].type:
             return data, other
     return None
+
+
+def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
+    """The body of the private function `call` calls and the one value it returns, when
+    an operand of the call's result type comes from an op a fold could pass (else the
+    callee is not looked up: a scan of the module per call) and the callee takes as many
+    arguments as the call passes; else None."""
+    if len(call.results) != 1:
+        return None
+    result_type = call.results[0].type
+    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
+        return None
+    function = callee(call)
+    if function is None or len(function.regions[0].blocks) != 1:
+        return None
+    block = function.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(block.arguments) != len(call.operands) or len(returned) != 1:
+        return None
+    return block, returned[0]
 
 
 _BELOW_A_RELU = (
@@ -314,13 +329,17 @@ _BELOW_A_RELU = (
     stablehlo.MulOp,
     stablehlo.DivOp,
     stablehlo.BatchNormInferenceOp,
+    stablehlo.ClampOp,
+    stablehlo.ConcatenateOp,
+    stablehlo.DynamicReshapeOp,
     *PASSAGE_OPS,
 )
 """What a relu's data may be computed by for a fold to pass it: a linear op or L + b (the
-output side), a per-feature affine op (the input side), or another op passed."""
+output side), a per-feature affine op (the input side), or another op either side
+passes (`patterns.through` also a clamp, a concatenate and a dynamic reshape)."""
 
 
-def _callee(call: func.CallOp) -> func.FuncOp | None:
+def callee(call: func.CallOp) -> func.FuncOp | None:
     """The function `call` calls, found in the module around it; None if it is not there."""
     name = ir.FlatSymbolRefAttr(call.callee).value
     module = call.operation.parent

@@ -194,7 +194,7 @@ def chain_bias(
         bias = seen if fold_weight_arguments or isinstance(seen, np.ndarray) else None
     if bias is None:
         return reasons.BIAS_NOT_PER_CHANNEL
-    if isinstance(bias, np.ndarray) and not np.all(np.isfinite(bias)):
+    if isinstance(bias, np.ndarray) and not np.isfinite(bias).all():
         return reasons.BIAS_NOT_FINITE
     return bias
 
@@ -475,7 +475,7 @@ def batch_norm_scale(
     why there is none: a constant statistic is not finite, or variance + epsilon <= 0."""
     scale, _, _, variance = stats
     epsilon = np.full(channels, float(ir.FloatAttr(bn.epsilon).value))
-    if not all(np.all(np.isfinite(a)) for a in stats if isinstance(a, np.ndarray)):
+    if not all(np.isfinite(a).all() for a in stats if isinstance(a, np.ndarray)):
         return reasons.BN_NOT_FINITE
     denominator = per_channel_op(np.add, variance, epsilon, bn.result)
     if isinstance(denominator, np.ndarray) and not np.all(denominator > 0):
@@ -486,9 +486,9 @@ def batch_norm_scale(
 def factor_reason(c: np.ndarray, divide: bool) -> Reason | None:
     """Why the constant per-channel factor `c` (a divisor with `divide`) cannot be folded
     into weights: it is not finite, or a divisor has a zero."""
-    if not np.all(np.isfinite(c)):
+    if not np.isfinite(c).all():
         return reasons.FACTOR_NOT_FINITE
-    if divide and not np.all(c != 0):
+    if divide and not (c != 0).all():
         return reasons.DIVISOR_ZERO
     return None
 

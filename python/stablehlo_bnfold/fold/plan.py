@@ -23,7 +23,7 @@ from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
-__all__ = ["FoldPlan", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
+__all__ = ["FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,19 @@ class NewWeights:
 
     weights: Weights
     values: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class MovedOperands:
+    """Per-channel constants (rounded) that replace operands of an op a fold passes (a
+    clamp's bounds times the scale): `values` pairs an operand's index with its [C]
+    values, broadcast along `feature` to the op's result type. With `as_clamp` the op (a
+    call of a clamp whose bounds sit in the callee) is replaced by `stablehlo.clamp` of
+    operands 0 and 2 around the value below."""
+
+    feature: int
+    values: tuple[tuple[int, np.ndarray], ...]
+    as_clamp: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,10 +62,17 @@ class FoldPlan:
     the graph, the block b itself (an IR value of those dimensions), with `scale` the
     one-element scalar c: the build computes b * c.
 
-    With `through` (the relus, `maximum(linear, 0)` or calls of one, and max-pools between
-    the linear op and `root`'s chain, the one reading the linear op first), the root is
+    With `through` (the ops between the linear op and `root`'s chain that the scale passes,
+    the one reading the linear op first: relus, `maximum(linear, 0)` or calls of one,
+    max-pools, clamps, leaky relus, reshapes, transposes, a concatenate), the root is
     P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
-    shift `after` (None when zero) added behind them."""
+    shift `after` (None when zero) added behind them, along `after_feature` (the root's
+    feature dimension, where reshapes or transposes among `through` move it; None: the
+    same as `feature`). `moved` holds, per op of `through`, the operands it is rebuilt
+    with besides the one below (None: none; empty: none for any op); `names` how the
+    report names them. When the first of them is a concatenate, `parts` pairs each of its
+    other operands with the plan of the linear op that computes it (its own weights and
+    bias, its range of the scale; root and `through` unused)."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -62,6 +82,10 @@ class FoldPlan:
     bias: np.ndarray | PerChannel | None
     through: tuple[ir.OpView, ...] = ()
     after: np.ndarray | None = None
+    after_feature: int | None = None
+    moved: tuple[MovedOperands | None, ...] = ()
+    names: tuple[str, ...] = ()
+    parts: tuple[tuple[int, FoldPlan], ...] = ()
 
 
 def plan_fold(
@@ -74,11 +98,15 @@ def plan_fold(
     weights: tuple[Weights, ...] | None,
     through: tuple[ir.OpView, ...] = (),
     after: np.ndarray | None = None,
+    after_feature: int | None = None,
+    moved: tuple[MovedOperands | None, ...] = (),
+    names: tuple[str, ...] = (),
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
     them, see `FoldPlan`), `root` = P(linear) * scale + after, `shift` the bias times the
-    scale, and `after` the constant shift kept behind the last of them.
+    scale, and `after` the constant shift kept behind the last of them, along
+    `after_feature` of `root` (None: `feature`).
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -86,7 +114,7 @@ def plan_fold(
     take the exact path (float64, one rounding, a reason when the result is not finite in
     its element type; a zero bias adds nothing); anything else is computed in the graph.
     """
-    channels = ir.RankedTensorType(root.result.type).shape[feature]
+    channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
     weights_exact = scale is None or (
         isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
     )
@@ -113,7 +141,9 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
-    return FoldPlan(root, linear, feature, scale, tuple(new_weights), bias, through, after)
+    return FoldPlan(
+        root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
+    )
 
 
 def _scaled_weights(
@@ -135,9 +165,10 @@ def _scaled_weights(
     return None
 
 
-def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
-    """Create the ops of `plan` before its root, replace the root by them and record the
-    fold."""
+def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value:
+    """The new linear op of `plan`, its weights replaced, plus its bias; the bias is
+    broadcast to the new linear op's own shape with `own_shape` (a fold through ops, or
+    one operand of a concatenate), else to a full-size operand of the root."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray) and isinstance(feature, tuple):
@@ -145,7 +176,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         bias = rw.scaled(bias, scale, 0)
     elif bias is not None and not isinstance(bias, np.ndarray):
         result_type = ir.RankedTensorType(root.result.type)
-        bias = rw.vector(bias, result_type.shape[feature], result_type.element_type)
+        channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
+        bias = rw.vector(bias, channels, result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
     linear_result = linear.linear_value
     for op, new in zip(linear.branches, plan.weights):
@@ -165,7 +197,7 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple) or plan.through:
+    if isinstance(feature, tuple) or own_shape:
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
@@ -174,29 +206,46 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
     elif bias is not None:
         added = rw.add_per_feature(linear_result, bias, feature, like)
+    return added
+
+
+def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
+    """Create the ops of `plan` before its root, replace the root by them and record the
+    fold."""
+    root, linear, feature = plan.root, plan.linear, plan.feature
+    added = _built_linear(plan, rw, own_shape=bool(plan.through))
     if not plan.through:
         return rw.folded(root, added, linear.linear)
     reads = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     passed, rebuilt = added, []
-    for op in plan.through:
+    for position, op in enumerate(plan.through):
         # The operand that reads the op below: of a maximum either one, of a call its data
         # operand (after dimension sizes with a symbolic batch), of a max-pool its input.
         index = next(i for i, v in enumerate(op.operands) if v == reads)
         reads = op.results[0]
-        passed = rw.with_operand(op, index, passed)
+        replacements = {index: passed}
+        for operand, part in plan.parts if position == 0 else ():
+            replacements[operand] = _built_linear(part, rw, own_shape=True)
+        moved = plan.moved[position] if plan.moved else None
+        bounds = {}
+        for operand, values in moved.values if moved is not None else ():
+            element_type = ir.RankedTensorType(passed.type).element_type
+            vector_type = ir.RankedTensorType.get([values.shape[0]], element_type)
+            vector = rw.constant(values, vector_type, op.location)
+            bounds[operand] = rw.broadcast(vector, passed, moved.feature)
+        if moved is not None and moved.as_clamp:
+            passed = rw.build(stablehlo.ClampOp, bounds[0], passed, bounds[2])
+        else:
+            passed = rw.with_operands(op, {**replacements, **bounds})
         rebuilt.append(passed)
-    result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, feature, passed)
+    after_feature = feature if plan.after_feature is None else plan.after_feature
+    result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, after_feature, passed)
     # A call is no pure op: the greedy driver never erases it once dead, and the old
     # linear op would stay computed beside the new one. Only the chain reads the last op,
     # each op only the next. Last, from the chain down: the ops above were built before.
     for op, new in reversed(list(zip(plan.through, rebuilt))):
         rw.replace_inside(op, new)
-    # A relu, a maximum or a call of one, is reported as `stablehlo.maximum`.
-    through = ", ".join(
-        op.operation.name if isinstance(op, stablehlo.ReduceWindowOp) else "stablehlo.maximum"
-        for op in plan.through
-    )
-    return rw.folded(root, result, linear.linear, through=through)
+    return rw.folded(root, result, linear.linear, through=", ".join(plan.names))
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

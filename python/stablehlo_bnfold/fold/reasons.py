@@ -17,6 +17,11 @@ __all__ = [
     "BN_NOT_CONSTANT",
     "BN_NOT_FINITE",
     "BROADCAST_CHANGES_TYPE",
+    "CLAMP_BOUNDS_NOT_CONSTANT",
+    "CLAMP_BOUNDS_OVERFLOW",
+    "CLAMP_USERS",
+    "CONCAT_OPERAND_NOT_LINEAR",
+    "CONCAT_USERS",
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
@@ -33,7 +38,10 @@ __all__ = [
     "GROUPED_NOT_CONSTANT",
     "INPUT_NOT_AFFINE",
     "ISLAND_USERS",
+    "LEAKY_RELU_USERS",
     "MAXIMUM_NOT_RELU",
+    "MOVED_NOT_CONSTANT",
+    "MOVED_USERS",
     "NARROW_WEIGHTS",
     "NOT_AFTER_LINEAR",
     "NOT_CONSTANT",
@@ -61,8 +69,9 @@ __all__ = [
     "REDUCE_INIT_NOT_IDENTITY",
     "REDUCE_SPANS_FEATURE",
     "RELU_USERS",
-    "RESHAPE_SPLITS_FEATURE",
     "RESHAPES_CHANGE_SHAPE",
+    "RESHAPE_SHAPE_FROM_LINEAR",
+    "RESHAPE_SPLITS_FEATURE",
     "Reason",
     "SCALE_NEGATIVE",
     "SCALE_NEGATIVE_POOL",
@@ -228,7 +237,6 @@ SCALE_NEGATIVE_POOL = Reason(
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
 REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
 REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
-RESHAPE_SPLITS_FEATURE = Reason("the reshape does not keep the feature dimension whole")
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the relu, max-pool or pad after it")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
@@ -237,3 +245,29 @@ them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shift
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
 """Why a per-channel chain that is no pattern's candidate stays; the line adds what it
 reads and what reads it."""
+
+# Through a reshape or transpose (patterns/through.py).
+RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimension")
+"""Why a chain after a reshape stays: its channels are not one dimension of the linear
+op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
+MOVED_USERS = Reason("reshape or transpose result has other users")
+MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")
+RESHAPE_SHAPE_FROM_LINEAR = Reason(
+    "the dynamic reshape reads its shape from the linear op: it would stay computed"
+)
+
+# Through a clamp (patterns/through.py).
+CLAMP_BOUNDS_NOT_CONSTANT = Reason(
+    "the clamp's bounds are not per-channel constants: they cannot move with the scale"
+)
+CLAMP_USERS = Reason("clamp result has other users")
+CLAMP_BOUNDS_OVERFLOW = Reason("the clamp's bounds times the scale overflow their element type")
+
+# Through a leaky relu (patterns/through.py).
+LEAKY_RELU_USERS = Reason("leaky relu result has other users")
+
+# Through a concatenate (patterns/through.py).
+CONCAT_OPERAND_NOT_LINEAR = Reason("an operand of the concatenate is not a linear op")
+"""Why a chain after a concatenate stays: one operand's range of the scale has no
+weights to go into; the line names what computes it (`Reason.detailed`)."""
+CONCAT_USERS = Reason("concatenate result has other users")

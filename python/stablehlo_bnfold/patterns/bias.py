@@ -49,7 +49,7 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    if isinstance(shift, np.ndarray) and not np.all(np.isfinite(shift)):
+    if isinstance(shift, np.ndarray) and not np.isfinite(shift).all():
         return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
     shift = per_channel_op(ufunc, bias, shift, op.result)

@@ -89,6 +89,12 @@ def per_channel_matches(
         for feature in range(len(shape)):
             if shape[feature] < 0 or feature not in layouts:
                 continue
+            # The other operand first: where it is no per-channel value (a residual add
+            # of two chains, each other's activation), the chain's bias, which with
+            # weight arguments is a computed vector walked to its arguments, is not read.
+            factor = per_channel(other, feature, shape[feature], fold_weight_arguments)
+            if factor is None:
+                continue
             bias = None
             if chain.bias_value is not None:
                 bias = per_channel(chain.bias_value, feature, shape[feature], True)
@@ -96,9 +102,7 @@ def per_channel_matches(
                     # L + r with r an activation (a residual connection) is no bias add:
                     # `r` is not even narrow, so this is no linear chain at all.
                     continue
-            factor = per_channel(other, feature, shape[feature], fold_weight_arguments)
-            if factor is not None:
-                found.append((chain, feature, factor, bias))
+            found.append((chain, feature, factor, bias))
     return found
 
 

@@ -183,6 +183,10 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     output feature. A chain that stops at a per-feature op it cannot fold (a NaN variance
     under the bias add) and is refused for cost is reported with that op's reason.
     """
+    if not isinstance(_chained(conv.operands[0], 0)[0].owner, CHAIN_OPS):
+        # Only the lhs is read per feature (`input_layouts`): decided before reading any
+        # dimension numbers, also where the weights are scaled in the graph (a multiply).
+        return rw.not_candidate(conv, reasons.INPUT_NOT_AFFINE)
     return _fold_input_affine(conv, rw)
 
 

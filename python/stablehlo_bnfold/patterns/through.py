@@ -22,64 +22,110 @@ maximum of each window, and for s > 0 per channel, with a window of one along th
 channels, maxpool(v) * s = maxpool(v * s) exactly. Its init value pads the windows and
 starts each maximum; -inf (or the type's lowest value) is the identity of the maximum
 before and after scaling, where any other value would be scaled on one side only. So the
-scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN. Issue 21 extends
-this module to the other ops a per-channel map commutes with (LeakyReLU, mean, reshape,
-concat).
+scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN.
+
+A reshape or a transpose only moves elements. When it keeps the feature dimension whole
+(a transpose always does; a reshape, static or dynamic, when the same number of elements
+follow a dimension of the same size on both sides), element i of its result holds the
+channel its source element held, so for any per-channel s and t, of any sign,
+
+    reshape(v) * s + t = reshape(v * s + t)
+
+with s and t read along the mapped dimension. Between the linear op and the chain with
+nothing else, the whole map goes into the weights and the bias: LeViT's `Linear ->
+flatten -> BatchNorm1d -> reshape`, a Flax Dense -> reshape -> BatchNorm.
+
+A clamp (ReLU6: `jax.lax.clamp`, torch-mlir's hardtanh, TensorFlow's Relu6) commutes
+with a positive scale when its bounds move with it, exactly as the maximum does:
+
+    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)     (s > 0)
+
+so a clamp whose bounds are constants is rebuilt with the per-channel bounds lo * s and
+hi * s. `jax.nn.relu6` is exported as a call of `minimum(maximum(v, 0), 6)`, its bounds in
+the callee: the call is replaced by an inline clamp with the moved bounds. A leaky relu,
+select(v >= 0, v, a * v), is positively homogeneous for any a: for s > 0 the sign of
+v * s is the sign of v, so leaky(v) * s = leaky(v * s) and the op is rebuilt as it is.
+jax.export writes `jax.nn.leaky_relu` as a call (`call @leaky_relu(%v, %alpha)`); that
+form is recognized. An inline select reads v three times (compare, multiply, select),
+which the single-user rule of the linear op refuses.
+
+A concatenate of linear ops along the feature dimension is linear too: operand i holds
+the channels [o_i, o_i + c_i), so
+
+    concat(L_1, ..., L_n) * s + t = concat(L_1 * s_1 + t_1, ..., L_n * s_n + t_n)
+
+with s_i, t_i those channels of s and t (the whole of them along another dimension).
+Each linear op takes its range into its weights and bias: an Inception-style block
+concat(conv, conv) -> BN. Issue 21 extends this module to the other ops a per-channel map
+commutes with (mean, average pooling, slice).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
+from ..analysis.passage import argument_number as _argument_number
+from ..analysis.passage import callee as _callee
+from ..analysis.passage import called_body as _returned
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import max_pool_refused as _max_pool_refused
-from ..analysis.per_channel import per_channel_f64
+from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype
+from ..constants import constant_attr, dimensions, float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
     LINEAR_OPS,
     AffineChain,
     BiasedLinear,
+    PerChannel,
+    Weights,
     affine_chain,
     biased_linear,
     bias_and_weights,
     per_channel_op,
 )
-from ..fold.plan import build, plan_fold, shape_read_from_chain
+from ..fold.plan import MovedOperands, build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
 __all__ = [
     "FOLD_SCALE_THROUGH_MAX_POOL",
+    "FOLD_SCALE_THROUGH_OTHER_OPS",
     "FOLD_SCALE_THROUGH_RELU",
     "FOLD_SCALE_THROUGH_RELU_CALL",
     "fold_scale_through_relu",
 ]
 
 
-def fold_scale_through_relu(
-    root: stablehlo.MaxOp | func.CallOp | stablehlo.ReduceWindowOp, rw: FoldRewriter
-) -> Outcome:
+def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
-    P is a relu, a max-pool, or a chain of them, each read only by the next (conv ->
-    relu -> max-pool -> BN). A relu is `maximum(v, 0)`, in the function or as a call of
-    a private function whose body returns it of one of its arguments (`jax.nn.relu` is
-    jitted: jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic
-    batch); a max-pool is a `reduce_window` of one operand whose body is `maximum`. A(y) =
-    y * s + t is the chain of per-channel affine ops that
+    P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
+    feature dimension whole, or a chain of them, each read only by the next (conv ->
+    relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN); its first op
+    may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is
+    `maximum(v, 0)`, in the function or as a call of a private function whose body
+    returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes `call
+    @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a max-pool is a
+    `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt with its
+    bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky relu is
+    a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`).
+    A(y) = y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
-    feature of a dimension L produces from its weights. The scale moves into the weights
-    (and the bias) before P; t stays behind it as one add. The fold and its
-    skips are reported at the chain's outermost op.
+    feature of a dimension L produces from its weights, mapped through P's reshapes and
+    transposes. The scale moves into the weights (and the bias) before P; t stays behind
+    it as one add, or goes into the bias too when P is only reshapes and transposes
+    (and concatenates; they are linear: no add is left, whatever the sign of s). The
+    fold and its skips
+    are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
     it is at most one add (none when t is zero); the bias add of L + b stays one add. A
@@ -91,17 +137,23 @@ def fold_scale_through_relu(
     reads P, along a dimension L's weights produce, with a scale that is not all ones;
     some reader of the chain is not a linear op (the input side folds scale and shift
     into the linear ops after it, which leaves no add where their padding allows; here t
-    stays); each maximum's other operand is a zero constant (a relu), whose shape, when
-    dynamic, is not read from L, L + b or an op of P below it (the rebuilt relu would
-    keep them computed, or read a value defined after it); each max-pool's init value is
-    -inf or the type's lowest value; each max-pool's window, stride, padding and
-    dilation along the feature dimension are one, one, none and one; each relu's and
-    max-pool's only user is the next op (the last one's the chain); the
+    stays); no reshape of P splits or merges the chain's feature dimension; each
+    maximum's other operand is a zero constant (a relu), whose shape, when dynamic, is
+    not read from L, L + b or an op of P below it (the rebuilt relu would keep them
+    computed, or read a value defined after it); no dynamic reshape's shape is read
+    from L, L + b or an op of P below it (for the same reason); each max-pool's init
+    value is -inf or the type's lowest value; each max-pool's window, stride, padding and
+    dilation along the feature dimension are one, one, none and one; each clamp's
+    bounds are constants, scalars or per-channel along the feature; each op of P has
+    the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
     finite per-channel value; the weights can be scaled (a float constant, or with
-    `fold-weight-arguments` a parameter); the chain's scale and shift are constants; no
-    scale is zero; no scale is negative; K * s, b * s and t are finite in their element
-    types.
+    `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
+    b_i under the same conditions, its weights a constant (each range is scaled
+    exactly); the chain's scale and shift are constants; unless P is only reshapes,
+    transposes and a concatenate, no scale is zero and no scale is negative;
+    each clamp's bounds times s are finite in their element type; K * s, b * s and t
+    (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -110,56 +162,202 @@ def fold_scale_through_relu(
     if found is None:
         return rw.not_candidate(root, reasons.NOT_RELU_OF_LINEAR)
     passed, linear = found
-    above = _chain_above(root, linear)
+    above = _chain_above(root, linear, passed)
     if above is None:
         return rw.not_candidate(root, reasons.NO_CHAIN_ABOVE)
-    chain, feature = above
+    chain, feature, features = above.chain, above.feature, above.features
     scale, shift = chain.affine(root.results[0])
     if isinstance(scale, np.ndarray) and np.all(scale == 1):
         return rw.not_candidate(root, reasons.SCALE_ONE)
     if _read_only_by_linear_ops(chain.top.result):
         return rw.not_candidate(root, reasons.READ_BY_LINEAR_OPS)
     top, channels = chain.top, chain.channels
+    if above.linear_feature is None:
+        return rw.skip(top, reasons.RESHAPE_SPLITS_FEATURE)
     for i, step in enumerate(passed):
         if step.zero is None:
             continue
-        zeros = per_channel_f64(step.zero, feature, channels)
+        zeros = per_channel_f64(step.zero, features[i], channels)
         if zeros is None or np.any(zeros):
             return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
         if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
             return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
-    for step in passed:
-        if step.zero is None:
-            refused = _max_pool_refused(step.op, feature)
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(
+            step.op.output_shape, linear, passed[:i]
+        ):
+            return rw.skip(top, reasons.RESHAPE_SHAPE_FROM_LINEAR)
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ReduceWindowOp):
+            refused = _max_pool_refused(step.op, features[i])
             if refused is not None:
                 return rw.skip(top, refused)
+    bounds = {}
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ClampOp):
+            lower = _bound_f64(step.op.min, features[i], channels)
+            upper = _bound_f64(step.op.max, features[i], channels)
+            if lower is None or upper is None:
+                return rw.skip(top, reasons.CLAMP_BOUNDS_NOT_CONSTANT)
+            bounds[i] = (lower, upper)
+        elif isinstance(step.op, func.CallOp) and step.zero is None:
+            relu6 = _called_relu6(step.op)
+            if relu6 is not None:
+                bounds[i] = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
     for step in passed:
         if not single_user(step.op.results[0]):
-            return rw.skip(top, reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS)
-    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments)
+            return rw.skip(top, _users_reason(step))
+    linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
+    found = bias_and_weights(linear, above.linear_feature, linear_channels, rw.fold_weight_arguments)
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
+    parts: list[_Part] = []
+    if isinstance(passed[0].op, stablehlo.ConcatenateOp):
+        parts = _concat_parts(passed[0].op, above.linear_feature)
+        if isinstance(parts, str):
+            return rw.skip(top, parts)
+    moving_only = all(isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp)) for step in passed)
     if not chain.constant:
-        return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
-    if np.any(scale == 0):
+        return rw.skip(top, reasons.MOVED_NOT_CONSTANT if moving_only else reasons.SCALE_NOT_CONSTANT)
+    if not moving_only and np.any(scale == 0):
         return rw.skip(top, reasons.SCALE_ZERO)
-    if np.any(scale < 0):
+    if not moving_only and np.any(scale < 0):
         return rw.skip(top, reasons.SCALE_NEGATIVE)
-    inner_shift = per_channel_op(np.multiply, bias, scale, top.result)
+    moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
+    if moved is None:
+        return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
+    # Each linear op of a concatenate takes its range of the channels. Reshapes,
+    # transposes and a concatenate are linear: the shift passes them too, into the biases.
+    own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
+    into_bias = shift if moving_only else None
+    inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
+    others = []
+    for part in parts:
+        if part.value == passed[0].data:
+            continue
+        part_plan = plan_fold(
+            top, part.linear, above.linear_feature, scale=scale[part.channels],
+            shift=_scaled_bias(part.bias, scale, into_bias, part.channels, top.result),
+            weights=part.weights, after_feature=feature,
+        )
+        if isinstance(part_plan, Reason):
+            return rw.skip(top, part_plan)
+        others.append((part.operand, part_plan))
     plan = plan_fold(
-        top, linear, feature, scale=scale, shift=inner_shift, weights=weights,
-        through=tuple(step.op for step in passed), after=shift,
+        top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
+        through=tuple(step.op for step in passed), after=None if moving_only else shift, after_feature=feature,
+        moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
+        names=tuple(_name(step) for step in passed),
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
-    return build(plan, rw)
+    return build(replace(plan, parts=tuple(others)), rw)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One operand of a concatenate (`value`, its `operand`-th), L_i or L_i + b_i: its
+    range of the chain's channels, bias and constant weights."""
+
+    operand: int
+    value: ir.Value
+    linear: BiasedLinear
+    channels: slice
+    bias: np.ndarray
+    weights: tuple[Weights, ...]
+
+
+def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] | str:
+    """Each operand of `concat` as a linear op plus a bias, with its range of the channels
+    along `feature` (all of them when the concatenate joins another dimension), or why one
+    cannot take its range: an operand that is no linear op (named), or `bias_and_weights`'s
+    reason (weights that are not constants included: each range is scaled exactly)."""
+    axis = ir.IntegerAttr(concat.dimension).value
+    parts, offset = [], 0
+    for index, operand in enumerate(concat.operands):
+        size = ir.RankedTensorType(operand.type).shape[feature]
+        linear = biased_linear(operand)
+        if linear is None:
+            producer = "an argument" if isinstance(operand, ir.BlockArgument) else operand.owner.operation.name
+            return reasons.CONCAT_OPERAND_NOT_LINEAR.detailed(producer)
+        found = bias_and_weights(linear, feature, size)
+        if isinstance(found, Reason):
+            return found
+        channels = slice(offset, offset + size) if feature == axis else slice(None)
+        parts.append(_Part(index, operand, linear, channels, *found))
+        offset += size if feature == axis else 0
+    return parts
+
+
+def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
+    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
+    `per_channel_f64` along `feature`; None when it is not a constant."""
+    if ir.RankedTensorType(bound.type).rank == 0:
+        value = uniform_f64(bound)
+        return None if value is None else np.full(channels, value)
+    return per_channel_f64(bound, feature, channels)
+
+
+def _moved_bounds(
+    bounds: dict[int, tuple[np.ndarray, np.ndarray]],
+    scale: np.ndarray,
+    passed: tuple[_Passed, ...],
+    features: tuple[int, ...],
+    element_type: ir.Type,
+) -> dict[int, MovedOperands] | None:
+    """For each clamp of the ops passed (by position), its bounds times the scale (s > 0:
+    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`, a
+    call of one (jax.nn.relu6) rebuilt as a clamp; None when one is not finite there."""
+    moved = {}
+    dtype = float_dtype(element_type)
+    for i, (lower, upper) in bounds.items():
+        with np.errstate(all="ignore"):
+            values = [round_to(dtype, bound * scale) for bound in (lower, upper)]
+        if any(v is None for v in values):
+            return None
+        as_clamp = isinstance(passed[i].op, func.CallOp)
+        moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])), as_clamp)
+    return moved
+
+
+def _name(step: _Passed) -> str:
+    """How the report names `step`'s op: a relu (a maximum or a call of one) as
+    `stablehlo.maximum`, a call of a leaky relu as `stablehlo.select`."""
+    if isinstance(step.op, func.CallOp) and step.zero is not None:
+        return "stablehlo.maximum"
+    if isinstance(step.op, func.CallOp):
+        return "stablehlo.clamp" if _called_relu6(step.op) is not None else "stablehlo.select"
+    return step.op.operation.name
+
+
+def _scaled_bias(
+    bias: PerChannel, scale: np.ndarray, shift: np.ndarray | None, channels: slice, like: ir.Value
+) -> PerChannel:
+    """b * s over `channels` of s, plus those of t when `shift` is given (the ops passed
+    are linear: t goes into the bias too)."""
+    scaled = per_channel_op(np.multiply, bias, scale[channels], like)
+    return scaled if shift is None else per_channel_op(np.add, scaled, shift[channels], like)
+
+
+def _users_reason(step: _Passed) -> Reason:
+    """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
+    if isinstance(step.op, _MOVING):
+        return reasons.MOVED_USERS
+    if isinstance(step.op, stablehlo.ClampOp):
+        return reasons.CLAMP_USERS
+    if isinstance(step.op, func.CallOp) and step.zero is None:
+        return reasons.CLAMP_USERS if _called_relu6(step.op) is not None else reasons.LEAKY_RELU_USERS
+    if isinstance(step.op, stablehlo.ConcatenateOp):
+        return reasons.CONCAT_USERS
+    return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
 @dataclass(frozen=True)
 class _Passed:
-    """An op the scale passes: a relu (`zero` the maximum's other operand) or a max-pool
-    (`zero` None); `data` is the operand that reads the op below it, or L."""
+    """An op the scale passes: a relu (`zero` the maximum's other operand) or any other
+    (`zero` None: a max-pool, clamp, leaky relu call, reshape, transpose or concatenate);
+    `data` is the operand that reads the op below it, or L."""
 
     op: ir.OpView
     data: ir.Value
@@ -167,18 +365,196 @@ class _Passed:
 
 
 def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
-    """The relus and max-pools from L or L + b up to `root` (the one reading L first), and
-    L or L + b; None when `root` does not lead down to one through such ops."""
-    for data, zero in _data_operands(root):
+    """The ops from L or L + b up to `root` (the one reading L first) that the chain's
+    map passes (relus, max-pools, clamps, leaky relus, reshapes, transposes, and first a
+    concatenate), and L or L + b (a concatenate's first operand that is one); None when
+    `root` does not lead down to one through such ops."""
+    for data, zero in _data_operands(root) or _other_data_operands(root):
         linear = biased_linear(data)
         if linear is not None:
             return (_Passed(root, data, zero),), linear
         below = data.owner
-        if isinstance(below, (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)):
+        # A concatenate reads its linear ops directly; the others are checked one by one
+        # once the chain is known (`_concat_parts`).
+        if isinstance(below, _PASSABLE) and not isinstance(root, stablehlo.ConcatenateOp):
             found = _passed_ops(below)
             if found is not None:
                 return (*found[0], _Passed(root, data, zero)), found[1]
     return None
+
+
+_MOVING = (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp, stablehlo.TransposeOp)
+"""Ops that only move elements: they commute with any per-channel affine map whose
+feature dimension they keep whole, scale and shift alike."""
+
+_PASSABLE = (
+    stablehlo.MaxOp,
+    func.CallOp,
+    stablehlo.ReduceWindowOp,
+    stablehlo.ClampOp,
+    stablehlo.ConcatenateOp,
+    *_MOVING,
+)
+"""The ops `_passed_ops` walks down through."""
+
+
+def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
+    """[(data operand, None)] for a reshape, transpose, clamp or a call of a leaky relu,
+    one per operand of a concatenate; empty for any other op."""
+    if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
+        return [(op.operand, None)]
+    if isinstance(op, stablehlo.ConcatenateOp):
+        return [(operand, None) for operand in op.operands]
+    if isinstance(op, func.CallOp):
+        relu6 = _called_relu6(op)
+        data = _called_leaky_relu(op) if relu6 is None else relu6[0]
+        return [] if data is None else [(data, None)]
+    return []
+
+
+def _called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
+    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
+    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
+    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
+    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
+    the fold replaces the call by an inline clamp with bounds lo * s and hi * s."""
+    found = _returned(call)
+    if found is None:
+        return None
+    block, value = found
+    minimum = value.owner
+    if not isinstance(minimum, stablehlo.MinOp):
+        return None
+    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
+        maximum, hi = inner.owner, uniform_f64(upper)
+        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
+            continue
+        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+            number, lo = _argument_number(v, block), uniform_f64(lower)
+            if number is not None and lo is not None and call.operands[number].type == call.results[0].type:
+                return call.operands[number], lo, hi
+    return None
+
+
+def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
+    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
+    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
+    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
+    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
+    for any a: leaky(v) * s = leaky(v * s) for s > 0."""
+    found = _returned(call)
+    if found is None:
+        return None
+    block, value = found
+    selected = _selected(value)
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    number = _argument_number(v, block)
+    if number is None or not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    data = call.operands[number]
+    return data if data.type == call.results[0].type else None
+
+
+def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
+    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
+    that returns the select of its last three arguments in order (jax's `_where`, after
+    dimension sizes with a symbolic batch)."""
+    owner = value.owner
+    if isinstance(owner, stablehlo.SelectOp):
+        return owner.pred, owner.on_true, owner.on_false
+    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
+        return None
+    callee = _callee(owner)
+    if callee is None or len(callee.regions[0].blocks) != 1:
+        return None
+    block = callee.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
+        return None
+    select = returned[0].owner
+    numbers = [_argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
+    last = len(owner.operands) - 3
+    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
+        return None
+    return tuple(owner.operands)[last:]
+
+
+def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
+    """Whether `test` is `v >= 0` or `v > 0`."""
+    compare = test.owner
+    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
+        return False
+    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
+    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
+
+
+def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
+    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
+    (converted or not): a factor that does not depend on `v`."""
+    product = value.owner
+    if not isinstance(product, stablehlo.MulOp):
+        return False
+    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+        if this != v or not isinstance(other.owner, broadcast):
+            continue
+        scalar = other.owner.operand
+        while isinstance(scalar.owner, stablehlo.ConvertOp):
+            scalar = scalar.owner.operand
+        if ir.RankedTensorType(scalar.type).rank == 0 and (
+            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
+        ):
+            return True
+    return False
+
+
+def _feature_below(op: ir.OpView, feature: int) -> int | None:
+    """The dimension of `op`'s data operand that holds the channels of its result's
+    dimension `feature`: the same one for an elementwise op or a pool, the permuted one
+    for a transpose; for a reshape, the operand dimension of the same size with the same
+    number of elements after it (a row-major reshape keeps it whole; the dimensions before
+    it may be dynamic), None when the reshape splits or merges it."""
+    if isinstance(op, stablehlo.TransposeOp):
+        return dimensions(op.permutation)[feature]
+    if not isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
+        return feature
+    before = ir.RankedTensorType(op.operand.type).shape
+    after = ir.RankedTensorType(op.result.type).shape
+    inner = _elements(after[feature + 1:])
+    for dim, size in enumerate(before):
+        if size == after[feature] and inner is not None and _elements(before[dim + 1:]) == inner:
+            return dim
+    return None
+
+
+def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passed, ...]) -> bool:
+    """Whether the shape operand `shape` of a dynamic reshape is read from L, L + b or an
+    op passed below it: the rebuilt reshape would keep them computed beside the new ones
+    (torch-mlir's flatten reads its operand's dimension sizes)."""
+    chain = [linear.linear_value, *([linear.bias_add.result] if linear.bias_add else [])]
+    chain += [p.op.results[0] for p in below]
+    return any(v == c for v in shape_read_from(shape) for c in chain)
+
+
+def _elements(shape: list[int]) -> int | None:
+    """How many elements a block of dimensions holds; None when one is dynamic."""
+    return None if any(n < 0 for n in shape) else int(np.prod(shape, dtype=np.int64))
+
+
+def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int | None]:
+    """The feature dimension of each op of `passed` (in its result), given `feature` in
+    the last one's, and the one below the first (L's); None from the first reshape down
+    that splits or merges it."""
+    features: list[int] = [0] * len(passed)
+    below: int | None = feature
+    for i in reversed(range(len(passed))):
+        if below is None:
+            return features, None
+        features[i] = below
+        below = _feature_below(passed[i].op, below)
+    return features, below
 
 
 def _read_only_by_linear_ops(value: ir.Value) -> bool:
@@ -191,21 +567,38 @@ def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
     return constant_attr(linear.linear.operands[layout.weight_operand]) is None
 
 
-def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, int] | None:
+@dataclass(frozen=True)
+class _Above:
+    """The chain that reads the last op passed, along `feature` of its result;
+    `features` holds each passed op's feature dimension, `linear_feature` L's (None when
+    a reshape splits or merges it)."""
+
+    chain: AffineChain
+    feature: int
+    features: tuple[int, ...]
+    linear_feature: int | None
+
+
+def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, ...]) -> _Above | None:
     """The longest per-channel affine chain (`affine_map.affine_chain`, parameters
-    included) that reads `root` (a relu or max-pool) along a dimension `linear`'s weights
-    produce, and that dimension; None if no reader of `root` starts one. The chain is
-    extended reader by reader for as long as the one walk from the reader still reaches
-    `root`."""
+    included) that reads `root` (the last op of `passed`) along a dimension `linear`'s
+    weights produce, mapped down through `passed`; else along one a reshape splits or
+    merges; None if no reader of `root` starts one. The chain is extended reader by
+    reader for as long as the one walk from the reader still reaches `root`."""
     result = root.results[0]
     shape = ir.RankedTensorType(result.type).shape
-    layouts = [(f, linear_layout(linear.linear, f)) for f in range(len(shape)) if shape[f] >= 0]
+    layouts = []
+    for f in range(len(shape)):
+        if shape[f] >= 0:
+            features, below = _features(passed, f)
+            layout = None if below is None else linear_layout(linear.linear, below)
+            layouts.append((f, tuple(features), below, layout))
     # A scalar scale is per-channel along every dimension: constant weights first, as
     # `decomposed` does, never a dot_general's data operand when a constant is there.
-    layouts.sort(key=lambda fl: fl[1] is None or _weights_not_constant(linear, fl[1]))
-    for feature, layout in layouts:
+    layouts.sort(key=lambda fl: fl[3] is None or _weights_not_constant(linear, fl[3]))
+    for feature, features, below, layout in layouts:
         channels = shape[feature]
-        if layout is None:
+        if layout is None and below is not None:
             continue
         for use in result.uses:
             found, reader = None, use.owner
@@ -220,7 +613,7 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear) -> tuple[AffineChain, in
                     (u.owner for u in reader.result.uses if isinstance(u.owner, CHAIN_OPS)), None
                 )
             if found is not None:
-                return found, feature
+                return _Above(found, feature, features, below)
     return None
 
 
@@ -235,3 +628,16 @@ FOLD_SCALE_THROUGH_MAX_POOL = Pattern(
     "fold_scale_through_relu", stablehlo.ReduceWindowOp, fold_scale_through_relu
 )
 """The same identity with a max-pool as the last op passed."""
+FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
+    Pattern("fold_scale_through_relu", op_class, fold_scale_through_relu)
+    for op_class in (
+        stablehlo.ReshapeOp,
+        stablehlo.DynamicReshapeOp,
+        stablehlo.TransposeOp,
+        stablehlo.ClampOp,
+        stablehlo.ConcatenateOp,
+    )
+)
+"""The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
+batch flattened into the tokens), a transpose, a clamp (ReLU6) or a concatenate of linear
+ops as the last op passed."""
