@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
+from .analysis.passage import callees_read_once
 from .basics import ARGUMENT
 from .patterns import PATTERNS, build_pattern_set
 from .patterns.left import report_chains_left
@@ -81,12 +82,13 @@ class FoldBatchNormPass:
             # garbage the patterns leave is collected after it.
             collecting = gc.isenabled()
             gc.disable()
-            try:
-                rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
-            finally:
-                if collecting:
-                    gc.enable()
-            report_chains_left(op, recorder, self.fold_weight_arguments)
+            with callees_read_once():
+                try:
+                    rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+                finally:
+                    if collecting:
+                        gc.enable()
+                report_chains_left(op, recorder, self.fold_weight_arguments)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
 

@@ -23,11 +23,16 @@ any per-channel map passes them.
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
-  why it cannot be passed; `feature_below`: the feature below one.
+  why it cannot be passed; `feature_below`: the feature below one;
+- `callee`, `called_body`: the function a call calls, and its body, looked up once a
+  pass run inside `callees_read_once`.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -38,6 +43,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from ..constants import dimensions, float_dtype
 from ..fold import reasons
 from ..fold.reasons import Reason
+from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
 
 __all__ = [
@@ -47,6 +53,7 @@ __all__ = [
     "callee",
     "called_body",
     "called_maximum",
+    "callees_read_once",
     "data_operands",
     "feature_below",
     "is_max_pool",
@@ -303,21 +310,29 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
 def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     """The body of the private function `call` calls and the one value it returns, when
     an operand of the call's result type comes from an op a fold could pass (else the
-    callee is not looked up: a scan of the module per call) and the callee takes as many
-    arguments as the call passes; else None."""
+    callee is not looked up) and the callee takes as many arguments as the call passes;
+    else None."""
     if len(call.results) != 1:
         return None
     result_type = call.results[0].type
     if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
         return None
-    function = callee(call)
+    body = _looked_up(call, "body", _body)
+    if body is None or body[2] != len(call.operands):
+        return None
+    return body[0], body[1]
+
+
+def _body(function: func.FuncOp | None) -> tuple[ir.Block, ir.Value, int] | None:
+    """`function`'s one block, the one value it returns and its number of arguments; None
+    when it has no single block or returns other than one value."""
     if function is None or len(function.regions[0].blocks) != 1:
         return None
     block = function.regions[0].blocks[0]
     returned = block.operations[len(block.operations) - 1].operands
-    if len(block.arguments) != len(call.operands) or len(returned) != 1:
+    if len(returned) != 1:
         return None
-    return block, returned[0]
+    return block, returned[0], len(block.arguments)
 
 
 _BELOW_A_RELU = (
@@ -341,10 +356,49 @@ passes (`patterns.through` also a clamp, a concatenate and a dynamic reshape).""
 
 def callee(call: func.CallOp) -> func.FuncOp | None:
     """The function `call` calls, found in the module around it; None if it is not there."""
+    return _looked_up(call, "function", lambda function: function)
+
+
+_callees: ContextVar[dict[tuple[str, int, str], object] | None] = ContextVar("_callees", default=None)
+"""What `_looked_up` found in this pass run, by (what, module, symbol); None outside
+`callees_read_once`."""
+
+
+@contextlib.contextmanager
+def callees_read_once() -> Iterator[None]:
+    """Within it (one pass run), `callee` and `called_body` look each function up and
+    read its body once, not on every visit of every call (a scan of the module each):
+    the pass never changes, adds or removes a function. The handles they keep die with
+    it (MLIR invalidates them across runs).
+
+    >>> with callees_read_once():   # doctest: +SKIP
+    ...     rewrite.apply_patterns_and_fold_greedily(module, patterns, config)
+    """
+    token = _callees.set({})
+    try:
+        yield
+    finally:
+        _callees.reset(token)
+
+
+def _looked_up(call: func.CallOp, what: str, read):
+    """`read(the function call calls, or None)`, once a run per function inside
+    `callees_read_once`; on every call outside it."""
     name = ir.FlatSymbolRefAttr(call.callee).value
     module = call.operation.parent
     while module is not None and module.name != "builtin.module":
         module = module.parent
+    found = _callees.get()
+    if found is None:
+        return read(_function(module, name))
+    key = (what, 0 if module is None else op_key(module.operation), name)
+    if key not in found:
+        found[key] = read(_function(module, name))
+    return found[key]
+
+
+def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
+    """The function named `name` in `module` (a scan of its ops); None if it is not there."""
     if module is None:
         return None
     for op in module.regions[0].blocks[0].operations:
