@@ -290,13 +290,13 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     value z in the callee; else None. The pass runs on the whole module, so the callee may
     be read; it is never changed (a fold calls it again, or builds a clamp in place of
     the call)."""
-    body = called_body(call)
-    if body is None:
+    # The callee first (read once a run): most calls are of other functions (relu6's
+    # clip), refused before the call's operands are read.
+    body = _callee_body(call)
+    maximum = None if body is None else body[1].owner
+    if not isinstance(maximum, stablehlo.MaxOp) or not _fed_from_below(call):
         return None
-    block, returned = body
-    maximum = returned.owner
-    if not isinstance(maximum, stablehlo.MaxOp):
-        return None
+    block = body[0]
     for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
         number = argument_number(value, block)
         if number is None or other == value:
@@ -309,14 +309,25 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
 
 def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     """The body of the private function `call` calls and the one value it returns, when
-    an operand of the call's result type comes from an op a fold could pass (else the
-    callee is not looked up) and the callee takes as many arguments as the call passes;
-    else None."""
+    an operand of the call's result type comes from an op a fold could pass and the
+    callee takes as many arguments as the call passes; else None."""
+    if not _fed_from_below(call):
+        return None
+    return _callee_body(call)
+
+
+def _fed_from_below(call: func.CallOp) -> bool:
+    """Whether `call` has one result and an operand of its type computed by an op a fold
+    could pass (`_BELOW_A_RELU`)."""
     if len(call.results) != 1:
-        return None
+        return False
     result_type = call.results[0].type
-    if not any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands):
-        return None
+    return any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands)
+
+
+def _callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
+    """The body of the function `call` calls and the one value it returns, when it takes
+    as many arguments as the call passes; else None."""
     body = _looked_up(call, "body", _body)
     if body is None or body[2] != len(call.operands):
         return None
