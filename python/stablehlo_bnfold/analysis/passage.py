@@ -24,16 +24,18 @@ any per-channel map passes them.
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
-- `callee`, `called_body`: the function a call calls, and its body, looked up once a
-  pass run inside `callees_read_once`.
+- `callee`, `called_body`, `read_callee_once`: the function a call calls, its body,
+  and what a pattern reads from it, looked up once a pass run inside
+  `callees_read_once`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -54,6 +56,7 @@ __all__ = [
     "called_body",
     "called_maximum",
     "callees_read_once",
+    "read_callee_once",
     "data_operands",
     "feature_below",
     "is_max_pool",
@@ -314,6 +317,22 @@ def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     if not _fed_from_below(call):
         return None
     return _callee_body(call)
+
+
+_Read = TypeVar("_Read")
+
+
+def read_callee_once(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
+    """`read(block, returned)` of the function `call` calls, when `called_body` finds its
+    body (else None), by the name `what`: inside `callees_read_once`, once a pass run per
+    function, not on every visit of every call. `read` may look only at the callee.
+
+    >>> read_callee_once(call, "relu6", _relu6_bounds)   # doctest: +SKIP
+    [(0, 0.0, 6.0)]
+    """
+    if called_body(call) is None:
+        return None
+    return _looked_up(call, what, lambda function: read(*_body(function)[:2]))
 
 
 def _fed_from_below(call: func.CallOp) -> bool:

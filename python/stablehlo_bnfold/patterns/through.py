@@ -74,6 +74,7 @@ from ..analysis.passage import callee as _callee
 from ..analysis.passage import called_body as _returned
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import max_pool_refused as _max_pool_refused
+from ..analysis.passage import read_callee_once
 from ..analysis.per_channel import per_channel_f64, uniform_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
@@ -418,22 +419,29 @@ def _called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
     writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
     operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
     the fold replaces the call by an inline clamp with bounds lo * s and hi * s."""
-    found = _returned(call)
-    if found is None:
-        return None
-    block, value = found
+    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
+    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
+        if call.operands[number].type == call.results[0].type:
+            return call.operands[number], lo, hi
+    return None
+
+
+def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
+    """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
+    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
     minimum = value.owner
     if not isinstance(minimum, stablehlo.MinOp):
-        return None
+        return []
+    found = []
     for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
         maximum, hi = inner.owner, uniform_f64(upper)
         if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
             continue
         for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
             number, lo = _argument_number(v, block), uniform_f64(lower)
-            if number is not None and lo is not None and call.operands[number].type == call.results[0].type:
-                return call.operands[number], lo, hi
-    return None
+            if number is not None and lo is not None:
+                found.append((number, lo, hi))
+    return found
 
 
 def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
