@@ -433,7 +433,9 @@ def _consumer(
         # the convert, which the fold keeps on x (or x * r): see `master_weights`; with
         # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
         attr = master_weights(weights, wide)
-        if attr is None and fold_weight_arguments:
+        if attr is not None or fold_weight_arguments:
+            # Also for a constant master: a scale computed in the graph scales W_F and
+            # rounds to T once, never the weights already rounded to T.
             master = master_value(weights, wide)
         if attr is None and master is None:
             activations = computed_by_linear_op(weights)
