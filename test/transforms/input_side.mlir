@@ -62,6 +62,37 @@ func.func @fold_decomposed_into_dense_rhs(%arg0: tensor<2x4xf32>) -> tensor<3x2x
 
 // -----
 
+// torch-mlir's nn.Linear: the weights a `transpose` of the constant. They are constant
+// weights (also without weight arguments): W^T * s is computed in float64 from the
+// constant, rounded once and written as one constant of the transposed shape, which the
+// dot_general reads in place of the transpose.
+// CHECK-LABEL: func.func @fold_affine_into_transposed_dense_weights(
+// CHECK-NOT:     stablehlo.transpose
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[}}[1.000000e+00, 5.000000e-01, 2.000000e+00], {{.+}}]> : tensor<4x3xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]], contracting_dims = [1] x [0]
+// CHECK-DAG:     %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3xf32>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %[[B]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.transpose
+// CHECK:         return %[[Y]]
+func.func @fold_affine_into_transposed_dense_weights(%arg0: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0, 1.5], [0.25, -0.5, 1.0, 1.0], [1.0, -2.0, 0.75, 0.5]]> : tensor<3x4xf32>
+  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %s = stablehlo.constant dense<[2.0, 0.5, 4.0, 1.0]> : tensor<4xf32>
+  %s_b = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %t = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %t_b = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %s_b : tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 2]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  // CONST: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %t_b : tensor<2x4xf32>
+  %d = stablehlo.dot_general %y, %wt, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
 // Batched weights: W . t would vary along the batch and the free dimension, on a result
 // larger than the input (4 features from 3), so only the scale folds and the shift stays
 // in front as x + t / s: one add on the smaller tensor instead of two.
@@ -1365,5 +1396,5 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 25, skipped 48
+// REPORT: folded 26, skipped 48
 

@@ -106,7 +106,7 @@ from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, passed_by
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from ..constants import float_dtype, read_dense, round_to, scale_along
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -119,6 +119,7 @@ from ..fold.affine_map import (
     master_value,
     master_weights,
     per_channel,
+    stored_weights,
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine
@@ -426,25 +427,25 @@ def _consumer(
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    attr, master = constant_attr(weights), None
+    stored, master = stored_weights(weights), None
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W and the chain's result at
         # the convert, which the fold keeps on x (or x * r): see `master_weights`; with
         # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
         attr = master_weights(weights, wide)
-        if attr is None and fold_weight_arguments:
+        stored = None if attr is None else read_dense(attr)
+        if stored is None and fold_weight_arguments:
             master = master_value(weights, wide)
-        if attr is None and master is None:
+        if stored is None and master is None:
             activations = computed_by_linear_op(weights)
             return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
-    if attr is None and not fold_weight_arguments:
+    if stored is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
-    if attr is None and computed_by_linear_op(weights):
+    if stored is None and computed_by_linear_op(weights):
         return reasons.WEIGHTS_ARE_ACTIVATIONS
-    if attr is None and layout.groups != 1:
+    if stored is None and layout.groups != 1:
         return reasons.GROUPED_NOT_CONSTANT
-    stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master)
