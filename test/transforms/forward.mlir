@@ -28,7 +28,7 @@ func.func @fold_preactivation_bn_into_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor
   %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
   %r = stablehlo.maximum %y, %zero : tensor<1x4x4x2xf32>
   %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
-  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the relu, max-pool or pad after it [fold_input_affine_into_conv]
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
   %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
   return %c : tensor<1x4x4x3xf32>
 }
@@ -228,7 +228,7 @@ func.func @no_fold_zero_scale_before_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3x
   %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
   %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
   %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
-  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: relu(v) * 0 is refused [fold_input_affine_into_dot_general]
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_input_affine_into_dot_general]
   %y = stablehlo.add %m, %s : tensor<4x2xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
   %r = stablehlo.maximum %y, %zero : tensor<4x2xf32>
@@ -381,7 +381,7 @@ func.func @fold_through_relu_and_global_average_pool(%arg0: tensor<1x2x2x2xf32>)
   // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:11: folded stablehlo.divide into stablehlo.dot_general [fold_input_affine_into_dot_general]
   %mean = stablehlo.divide %sum, %n : tensor<1x2xf32>
   %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
-  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the relu, max-pool or pad after it [fold_input_affine_into_dot_general]
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_dot_general]
   %d = stablehlo.dot_general %mean, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
   return %d : tensor<1x3xf32>
 }

@@ -1277,7 +1277,7 @@ func.func @fold_torch_mlir_symbolic_batch_through_relu(%arg0: tensor<?x2x4x4xf32
   %s4 = shape.shape_of %out : tensor<?x2x4x4xf32> -> tensor<4xindex>
   %z4 = stablehlo.dynamic_broadcast_in_dim %zero, %s4, dims = [] : (tensor<f32>, tensor<4xindex>) -> tensor<?x2x4x4xf32>
   %r = stablehlo.maximum %out, %z4 : tensor<?x2x4x4xf32>
-  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the relu, max-pool or pad after it [fold_input_affine_into_conv]
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
   %y = stablehlo.convolution(%r, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<?x3x4x4xf32>
   return %y : tensor<?x3x4x4xf32>
 }
@@ -1475,5 +1475,24 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 28, skipped 49
+// REPORT: folded 29, skipped 49
 
+// -----
+
+// An RMSNorm-like scale computed in f32 from an argument before a bf16 dense layer with
+// constant f32 master weights: the graph scales the master in f32 and rounds to bf16
+// once, convert(W_f32 * s), never convert(W) * convert(s) in bf16.
+// CHECK-LABEL: func.func @fold_narrowed_argument_scale_into_constant_master
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %arg1, dims = [0] : (tensor<8xf32>) -> tensor<8x3xf32>
+// CHECK:         %[[P:.+]] = stablehlo.multiply %{{.+}}, %[[S]] : tensor<8x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<8x3xf32>) -> tensor<8x3xbf16>
+// CHECK:         stablehlo.dot_general %{{.+}}, %[[K]]
+func.func @fold_narrowed_argument_scale_into_constant_master(%x: tensor<4x8xf32>, %inv: tensor<8xf32>) -> tensor<4x3xbf16> {
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %n = stablehlo.multiply %x, %i : tensor<4x8xf32>
+  %nb = stablehlo.convert %n : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  %w = stablehlo.constant dense<[[0.1234567, -0.7654321, 1.3333333], [0.987654, 0.55555, -0.3141592], [1.1, 2.2, 3.3], [-0.123, 0.456, -0.789], [0.1, 0.2, 0.3], [0.77, 0.88, 0.99], [-1.01, 1.02, -1.03], [0.31, 0.37, 0.41]]> : tensor<8x3xf32>
+  %k = stablehlo.convert %w : (tensor<8x3xf32>) -> tensor<8x3xbf16>
+  %c = stablehlo.dot_general %nb, %k, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+  return %c : tensor<4x3xbf16>
+}

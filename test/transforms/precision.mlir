@@ -331,3 +331,27 @@ func.func @no_fold_island_weights_overflow(%arg0: tensor<1x4x4x2xf16>) -> tensor
   %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf16>
   return %y : tensor<1x4x4x3xf16>
 }
+
+// -----
+
+// Constant f32 master weights, the chain's values arguments: the scale is computed in the
+// graph, and it scales the master in f32, rounded to bf16 once: convert(W_f32 * s), never
+// convert(W) * convert(s) in bf16 (three roundings; review of the argument path).
+// CHECK-LABEL: func.func @fold_island_argument_chain_scales_constant_master
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<3xf32>) -> tensor<8x3xf32>
+// CHECK:         %[[P:.+]] = stablehlo.multiply %{{.+}}, %[[S]] : tensor<8x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<8x3xf32>) -> tensor<8x3xbf16>
+// CHECK:         stablehlo.dot_general %arg0, %[[K]]
+// CHECK-NOT:     tensor<8x3xbf16>) -> tensor<8x3xbf16>
+func.func @fold_island_argument_chain_scales_constant_master(%arg0: tensor<4x8xbf16>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<4x3xbf16> {
+  %w = stablehlo.constant dense<[[0.1234567, -0.7654321, 1.3333333], [0.987654, 0.55555, -0.3141592], [1.1, 2.2, 3.3], [-0.123, 0.456, -0.789], [0.1, 0.2, 0.3], [0.77, 0.88, 0.99], [-1.01, 1.02, -1.03], [0.31, 0.37, 0.41]]> : tensor<8x3xf32>
+  %k = stablehlo.convert %w : (tensor<8x3xf32>) -> tensor<8x3xbf16>
+  %c = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<4x3xbf16>) -> tensor<4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<4x3xf32>
+  %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  return %y : tensor<4x3xbf16>
+}

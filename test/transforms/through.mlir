@@ -660,7 +660,7 @@ func.func @no_fold_negative_scale(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum [fold_scale_through_relu]
   %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -679,7 +679,7 @@ func.func @no_fold_zero_scale(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32
   %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
   %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
   %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale has a zero: relu(v) * 0 is refused [fold_scale_through_relu]
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_scale_through_relu]
   %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
   return %y : tensor<1x4x4x3xf32>
 }
@@ -1108,7 +1108,7 @@ func.func @no_fold_clamp_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2x3xf3
   %r = stablehlo.clamp %lo, %d, %hi : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
   %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum [fold_scale_through_relu]
   %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
@@ -1171,7 +1171,7 @@ func.func @no_fold_leaky_relu_negative_scale(%arg0: tensor<2x4xf32>) -> tensor<2
   %r = call @leaky_relu(%d, %alpha) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
   %s = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: relu(v) * s is not relu(v * s) [fold_scale_through_relu]
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum [fold_scale_through_relu]
   %y = stablehlo.multiply %r, %s : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }

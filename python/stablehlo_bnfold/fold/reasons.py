@@ -224,8 +224,8 @@ POOL_INIT_NOT_LOWEST = Reason(
 POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
-SCALE_ZERO = Reason("per-channel scale has a zero: relu(v) * 0 is refused")
-SCALE_NEGATIVE = Reason("per-channel scale is negative: relu(v) * s is not relu(v * s)")
+SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
+SCALE_NEGATIVE = Reason("per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
 Making it positive (Samsung ONE's gamma = 1e-10) would change the results."""
 
@@ -239,7 +239,7 @@ SCALE_NEGATIVE_POOL = Reason(
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
 REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
 REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
-SHIFT_KEPT_PASSED = Reason("the shift cannot pass the relu, max-pool or pad after it")
+SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
 

@@ -442,7 +442,9 @@ def _consumer(
         # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
         attr = master_weights(weights, wide)
         stored = None if attr is None else read_dense(attr)
-        if stored is None and fold_weight_arguments:
+        if stored is not None or fold_weight_arguments:
+            # Also for a constant master: a scale computed in the graph scales W_F and
+            # rounds to T once, never the weights already rounded to T.
             master = master_value(weights, wide)
         if stored is None and master is None:
             activations = computed_by_linear_op(weights)

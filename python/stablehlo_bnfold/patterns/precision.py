@@ -158,7 +158,10 @@ def _master_weights(
         dtype = float_dtype(tensor_type.element_type)
         attr = master_weights(value, wide)
         if attr is not None:
-            found.append(Weights(layout, value, read_dense(attr), tensor_type, dtype))
+            # The master rides along: a scale computed in the graph (the chain's values
+            # are arguments) scales it in F, never the weights already rounded to T.
+            master = master_value(value, wide)
+            found.append(Weights(layout, value, read_dense(attr), tensor_type, dtype, master))
             continue
         master = master_value(value, wide) if fold_weight_arguments else None
         if master is None or constant_attr(master) is not None:
