@@ -125,6 +125,24 @@ func.func @remove_identity_broadcast(%arg0: tensor<?x4x4x2xf32>) -> tensor<?x4x4
 
 // -----
 
+// The same after a per-channel affine op: torch-mlir broadcasts each step of a batch norm
+// onto its own shape before the next (symbolic batch); removed, the steps form one chain.
+// CHECK-LABEL: func.func @remove_identity_broadcast_after_affine_step
+// CHECK:         %[[M:.+]] = stablehlo.multiply
+// CHECK-NOT:     stablehlo.dynamic_broadcast_in_dim %[[M]]
+// CHECK:         return %[[M]]
+func.func @remove_identity_broadcast_after_affine_step(%arg0: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %s = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %shape = shape.shape_of %arg0 : tensor<?x3xf32> -> tensor<2xindex>
+  %s_b = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [1] : (tensor<3xf32>, tensor<2xindex>) -> tensor<?x3xf32>
+  %m = stablehlo.multiply %arg0, %s_b : tensor<?x3xf32>
+  %own = shape.shape_of %m : tensor<?x3xf32> -> tensor<2xindex>
+  %y = stablehlo.dynamic_broadcast_in_dim %m, %own, dims = [0, 1] : (tensor<?x3xf32>, tensor<2xindex>) -> tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
 // element type is not f16, bf16, f32 or f64: an integer convolution, bias and shift.
 // CHECK-LABEL: func.func @no_fold_shift_integer
 // CHECK:         %[[A:.+]] = stablehlo.add %{{.+}}, %{{.+}} : tensor<1x4x4x3xi32>
@@ -409,12 +427,13 @@ func.func @no_remove_broadcast_onto_an_argument_shape(%arg0: tensor<?x4x4x2xf32>
 
 // -----
 
-// not after a linear op: an argument broadcast onto its own shape is left as it was.
+// not after a linear op or a per-channel affine op: an argument broadcast onto its own
+// shape is left as it was.
 // CHECK-LABEL: func.func @no_remove_broadcast_of_an_argument
 // CHECK:         stablehlo.dynamic_broadcast_in_dim %arg0
 func.func @no_remove_broadcast_of_an_argument(%arg0: tensor<?x4x4x3xf32>) -> tensor<?x4x4x3xf32> {
   %s = shape.shape_of %arg0 : tensor<?x4x4x3xf32> -> tensor<4xindex>
-  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: not after a linear op [remove_identity_broadcast]
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: not after a linear op or a per-channel affine op [remove_identity_broadcast]
   %y = stablehlo.dynamic_broadcast_in_dim %arg0, %s, dims = [0, 1, 2, 3] : (tensor<?x4x4x3xf32>, tensor<4xindex>) -> tensor<?x4x4x3xf32>
   return %y : tensor<?x4x4x3xf32>
 }

@@ -468,13 +468,12 @@ func.func @fold_scalar_after_dense_onto_rhs_when_both_are_arguments(%x: tensor<4
 
 // torch-mlir's addmm as it prints it: the weights a `transpose` of the constant, alpha an
 // integer `arith.constant` converted to f32, batch 1. The integer reads as the constant
-// 2.0; the weights, computed from constants alone, take it, never the argument (at batch
-// 1 the argument's dimension 0 matches the scalar first).
+// 2.0; the weights, a transpose of a constant, are constant weights and take it, never the
+// argument (at batch 1 the argument's dimension 0 matches the scalar first): W^T * 2 is
+// computed in float64 and written as one constant of the transposed shape.
 // CHECK-LABEL: func.func @fold_integer_scalar_after_dense_onto_transposed_weights
-// CHECK:         %[[T:.+]] = stablehlo.transpose %{{.+}}, dims = [1, 0]
-// CHECK:         %[[A:.+]] = stablehlo.constant dense<2.000000e+00> : tensor<1xf32>
-// CHECK:         %[[AB:.+]] = stablehlo.broadcast_in_dim %[[A]]
-// CHECK:         %[[S:.+]] = stablehlo.multiply %[[T]], %[[AB]] : tensor<2x1xf32>
+// CHECK-NOT:     stablehlo.transpose
+// CHECK:         %[[S:.+]] = stablehlo.constant dense<{{\[}}[1.000000e+00], [-2.000000e+00]]> : tensor<2x1xf32>
 // CHECK:         %[[Y:.+]] = stablehlo.dot_general %arg0, %[[S]]
 // CHECK-NOT:     stablehlo.multiply
 // CHECK:         return %[[Y]]

@@ -42,7 +42,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.layouts import LinearLayout, linear_layout
 from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source
 from ..analysis.users import single_user
-from ..constants import constant_attr, constant_f64, float_dtype, read_dense
+from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense
 from . import reasons
 from .reasons import Reason
 
@@ -73,6 +73,7 @@ __all__ = [
     "per_channel",
     "per_channel_op",
     "square_root",
+    "stored_weights",
     "weights_of",
 ]
 
@@ -264,15 +265,36 @@ def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> We
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    attr = constant_attr(value)
-    if attr is None and not fold_weight_arguments:
+    values = stored_weights(value)
+    if values is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
-    if attr is None and computed_by_linear_op(value):
+    if values is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
         # multiply on k, another activation: nothing is removed.
         return reasons.WEIGHTS_ARE_ACTIVATIONS
-    values = None if attr is None else read_dense(attr)
     return Weights(layout, value, values, tensor_type, dtype)
+
+
+def stored_weights(value: ir.Value) -> np.ndarray | None:
+    """The values of the weights `value` when they are constant, in `value`'s shape: a
+    `stablehlo.constant`'s (`read_dense`), or the constant a `stablehlo.transpose` reads,
+    transposed (torch-mlir writes every `nn.Linear` as `dot_general(x, transpose(%W))`), a
+    zero-copy view of its storage for f16/f32/f64. None for anything else.
+
+    A fold writes the weights it scales (K * s, float64 rounded once) as a new constant of
+    `value`'s type, which the linear op reads in place of `value`: the transpose is then
+    left without readers, as the constant is for plain weights.
+
+    >>> stored_weights(dot.rhs)   # doctest: +SKIP   (rhs = transpose(dense<...> : 10x64))
+    array(..., shape=(64, 10), dtype=float32)
+    """
+    owner = value.owner
+    if isinstance(owner, stablehlo.TransposeOp):
+        attr = constant_attr(owner.operand)
+        values = None if attr is None else read_dense(attr)
+        return None if values is None else np.transpose(values, dimensions(owner.permutation))
+    attr = constant_attr(value)
+    return None if attr is None else read_dense(attr)
 
 
 

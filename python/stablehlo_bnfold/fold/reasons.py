@@ -44,6 +44,7 @@ __all__ = [
     "MOVED_USERS",
     "NARROW_WEIGHTS",
     "NOT_AFTER_LINEAR",
+    "NOT_AFTER_LINEAR_OR_AFFINE",
     "NOT_CONSTANT",
     "NOT_LINEAR",
     "NOT_LINEAR_PLUS_PER_CHANNEL",
@@ -175,6 +176,7 @@ ALREADY_BIAS_ADD = Reason("already a single bias add")
 NOT_RESHAPE = Reason("operand is not a reshape")
 RESHAPES_CHANGE_SHAPE = Reason("the reshapes do not restore the shape")
 NOT_AFTER_LINEAR = Reason("not after a linear op")
+NOT_AFTER_LINEAR_OR_AFFINE = Reason("not after a linear op or a per-channel affine op")
 BROADCAST_CHANGES_TYPE = Reason("the broadcast changes the type")
 SHAPE_NOT_OWN = Reason("the shape is not provably the operand's own")
 

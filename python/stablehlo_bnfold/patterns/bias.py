@@ -16,7 +16,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from ..fold import reasons
-from ..fold.affine_map import biased_linear, chain_bias, per_channel_op
+from ..fold.affine_map import CHAIN_OPS, biased_linear, chain_bias, per_channel_op
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
@@ -104,20 +104,23 @@ def remove_identity_reshape(op: stablehlo.ReshapeOp, rw: FoldRewriter) -> Outcom
 def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRewriter) -> Outcome:
     """dynamic_broadcast_in_dim(y, shape(y), dims = [0, ..., r-1]) = y
 
-    torch-mlir with a symbolic batch broadcasts a convolution's result onto its own shape
-    before each step of a batch norm (`analysis.shapes.broadcasts_onto_own_shape` says
-    which shape operands are provably y's shape). Applied only when y is a linear op or its
-    bias add, to leave the rest of the module as it was.
+    torch-mlir with a symbolic batch broadcasts a convolution's result, and each step of a
+    batch norm's, onto its own shape before the next step
+    (`analysis.shapes.broadcasts_onto_own_shape` says which shape operands are provably
+    y's shape). Applied only when y is a linear op, its bias add or a per-channel affine
+    op (`CHAIN_OPS`: a step of a chain, which the input side then reads whole), to leave
+    the rest of the module as it was.
 
     Holds when, in this order: the result type is y's type; the dimensions are in order
-    and the shape operand is y's shape; y is a linear op or a linear op plus a bias.
+    and the shape operand is y's shape; y is a linear op, a linear op plus a bias, or a
+    batch norm, add, subtract, multiply or divide.
     """
     if op.result.type != op.operand.type:
         return rw.not_candidate(op, reasons.BROADCAST_CHANGES_TYPE)
     if not broadcasts_onto_own_shape(op):
         return rw.not_candidate(op, reasons.SHAPE_NOT_OWN)
-    if biased_linear(op.operand) is None:
-        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR)
+    if biased_linear(op.operand) is None and not isinstance(op.operand.owner, CHAIN_OPS):
+        return rw.not_candidate(op, reasons.NOT_AFTER_LINEAR_OR_AFFINE)
     return rw.removed(op, op.operand)
 
 

@@ -104,9 +104,10 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, passed_by
+from ..analysis.shapes import SHAPE_READERS, shape_read_from
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype, read_dense, round_to, scale_along
+from ..constants import float_dtype, read_dense, round_to, scale_along
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -119,6 +120,7 @@ from ..fold.affine_map import (
     master_value,
     master_weights,
     per_channel,
+    stored_weights,
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine
@@ -153,7 +155,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     layer), then the chain's only user, or such a chain below relus, max-pools, zero pads,
     sums, transposes and reshapes (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
-    op reading it along the feature or, without a convert, a relu, max-pool, pad, `reduce`
+    op reading it along the feature, without a convert an op that reads only its shape
+    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, max-pool, pad, `reduce`
     add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
@@ -380,6 +383,11 @@ def _consumers(
         value, feature, factor = pending.pop(0)
         for use in value.uses:
             user = use.owner
+            if channels is not None and user.operation.name in SHAPE_READERS:
+                # Reads only the shape (torch-mlir's `shape_of` with a symbolic batch, for
+                # the broadcasts of the op after it), which x (+ t / s) has too: `_build`
+                # makes it read that.
+                continue
             if channels is not None:
                 step = passed_by(user, value, feature, channels)
                 if isinstance(step, Passed):
@@ -426,27 +434,27 @@ def _consumer(
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    attr, master = constant_attr(weights), None
+    stored, master = stored_weights(weights), None
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W and the chain's result at
         # the convert, which the fold keeps on x (or x * r): see `master_weights`; with
         # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
         attr = master_weights(weights, wide)
-        if attr is not None or fold_weight_arguments:
+        stored = None if attr is None else read_dense(attr)
+        if stored is not None or fold_weight_arguments:
             # Also for a constant master: a scale computed in the graph scales W_F and
             # rounds to T once, never the weights already rounded to T.
             master = master_value(weights, wide)
-        if attr is None and master is None:
+        if stored is None and master is None:
             activations = computed_by_linear_op(weights)
             return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
-    if attr is None and not fold_weight_arguments:
+    if stored is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
-    if attr is None and computed_by_linear_op(weights):
+    if stored is None and computed_by_linear_op(weights):
         return reasons.WEIGHTS_ARE_ACTIVATIONS
-    if attr is None and layout.groups != 1:
+    if stored is None and layout.groups != 1:
         return reasons.GROUPED_NOT_CONSTANT
-    stored = None if attr is None else read_dense(attr)
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
     return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master)
@@ -739,22 +747,32 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
                 _clamp(rw, passed, plan.negative, passed.feature, shaped)
     through = ", ".join(p.name for p in plan.passed)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
-    if plan.passed:
-        # The relus, pools and pads read the chain: they read x (+ t / s) instead.
+    if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
+        # The relus, pools and pads, and the shape reads `_consumers` skipped, read the
+        # chain: they read x (+ t / s) instead.
         rw.replace_inside(top, x)
     if plan.moved is not None:
         rw.note(kept.owner, plan.kept_reason)
     return outcome
 
 
+def _shape_read(value: ir.Value) -> bool:
+    """Whether an op reads `value`'s shape (`analysis.shapes.SHAPE_READERS`)."""
+    return any(use.owner.operation.name in SHAPE_READERS for use in value.uses)
+
+
 def _shape_source(affine: AffineChain) -> ir.Value:
     """A value of the chain's type to read a dynamic shape from: a per-feature operand of
-    the chain broadcast by `dynamic_broadcast_in_dim` when there is one, else x."""
+    the chain broadcast by `dynamic_broadcast_in_dim` when there is one whose shape is not
+    read from the chain's own steps (torch-mlir reads each step's shape for the next:
+    reading it would keep the chain alive beside the fold), else x."""
+    results = [step.op.result for step in affine.steps]
     for step in affine.steps:
         for operand in step.op.operands:
             if (
                 operand != step.down and operand.type == step.op.result.type
                 and isinstance(operand.owner, stablehlo.DynamicBroadcastInDimOp)
+                and not any(v == r for v in shape_read_from(operand.owner.operands[1]) for r in results)
             ):
                 return operand
     return affine.x

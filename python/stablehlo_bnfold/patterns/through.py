@@ -78,7 +78,7 @@ from ..analysis.passage import read_callee_once
 from ..analysis.per_channel import per_channel_f64, uniform_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
-from ..constants import constant_attr, dimensions, float_dtype, round_to
+from ..constants import dimensions, float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -91,6 +91,7 @@ from ..fold.affine_map import (
     biased_linear,
     bias_and_weights,
     per_channel_op,
+    stored_weights,
 )
 from ..fold.plan import MovedOperands, build, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
@@ -572,7 +573,7 @@ def _read_only_by_linear_ops(value: ir.Value) -> bool:
 
 
 def _weights_not_constant(linear: BiasedLinear, layout) -> bool:
-    return constant_attr(linear.linear.operands[layout.weight_operand]) is None
+    return stored_weights(linear.linear.operands[layout.weight_operand]) is None
 
 
 @dataclass(frozen=True)
