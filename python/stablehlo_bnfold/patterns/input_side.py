@@ -223,9 +223,12 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     """Decide, then build: the chain on an input of `linear` (here), the fold of it into
     every op that reads it or the skip (`_plan`, which creates no IR), the IR of that plan
     (`_build`)."""
-    # Every linear op of a model comes here; most read a relu or another linear op, so
-    # look at the operands' producers before reading any dimension numbers.
-    if not any(isinstance(_chained(v, 0)[0].owner, CHAIN_OPS) for v in linear.operands):
+    # Every linear op of a model comes here; most read a relu of L + b or another linear
+    # op, so look at the operands' producers before reading any dimension numbers. A bias
+    # add reached through relus or pools is a shift alone, which nothing passes: the loop
+    # below would skip it for every layout (its walk ends there, or sooner at an op that
+    # is no chain).
+    if not any(_may_start_chain(v) for v in linear.operands):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
@@ -254,6 +257,15 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             plan = _plan(linear, layout, feature, affine, narrowing, rw)
             return plan if isinstance(plan, Outcome) else _build(plan, rw)
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
+
+
+def _may_start_chain(value: ir.Value) -> bool:
+    """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
+    affine op, and not a bias add reached through the ops a scale passes."""
+    chained = _chained(value, 0)[0]
+    if not isinstance(chained.owner, CHAIN_OPS):
+        return False
+    return chained == value or not _bias_add(chained.owner)
 
 
 def _bias_add(op) -> bool:
