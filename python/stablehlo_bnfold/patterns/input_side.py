@@ -186,10 +186,6 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     output feature. A chain that stops at a per-feature op it cannot fold (a NaN variance
     under the bias add) and is refused for cost is reported with that op's reason.
     """
-    if not isinstance(_chained(conv.operands[0], 0)[0].owner, CHAIN_OPS):
-        # Only the lhs is read per feature (`input_layouts`): decided before reading any
-        # dimension numbers, also where the weights are scaled in the graph (a multiply).
-        return rw.not_candidate(conv, reasons.INPUT_NOT_AFFINE)
     return _fold_input_affine(conv, rw)
 
 
@@ -227,8 +223,10 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # op, so look at the operands' producers before reading any dimension numbers. A bias
     # add reached through relus or pools is a shift alone, which nothing passes: the loop
     # below would skip it for every layout (its walk ends there, or sooner at an op that
-    # is no chain).
-    if not any(_may_start_chain(v) for v in linear.operands):
+    # is no chain). A convolution's lhs alone is read per feature (`input_layouts`): its
+    # weights, scaled in the graph by an earlier fold (a multiply), are not looked at.
+    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
+    if not any(_may_start_chain(v) for v in inputs):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
