@@ -257,13 +257,34 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
+_WALKED = (*PASSAGE_OPS, *CHAIN_OPS)
+"""The ops `_chained` walks to: through the first, to the second."""
+
+
 def _may_start_chain(value: ir.Value) -> bool:
     """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
-    affine op, and not a bias add reached through the ops a scale passes."""
-    chained = _chained(value, 0)[0]
-    if not isinstance(chained.owner, CHAIN_OPS):
+    affine op, and not a bias add reached through the ops a scale passes, nor an add of two
+    activations (a residual add: `affine_chain` finds no per-channel side in it)."""
+    walked = _walked(value, 0)
+    if walked is None:
+        chained = _narrowed(value)[0]
+        op, moved = chained.owner, chained != value
+    else:
+        op, moved = walked[1], True
+    if not isinstance(op, CHAIN_OPS) or (moved and _bias_add(op)):
         return False
-    return chained == value or not _bias_add(chained.owner)
+    return not (isinstance(op, stablehlo.AddOp) and all(_activation(v, 2) for v in op.operands))
+
+
+def _activation(value: ir.Value, depth: int) -> bool:
+    """Whether `value` is computed by a linear op, a maximum (a relu, which
+    `per_channel_f64` never evaluates), or, `depth` adds deep, an add of such a value: not
+    per-channel, and broadcast from nothing narrower (`per_channel_source` is `value`
+    itself), whatever the feature. Reads only the ops, never a constant."""
+    op = value.owner
+    if isinstance(op, (*LINEAR_OPS, stablehlo.MaxOp)):
+        return True
+    return depth > 0 and isinstance(op, stablehlo.AddOp) and any(_activation(v, depth - 1) for v in op.operands)
 
 
 def _bias_add(op) -> bool:
@@ -277,24 +298,38 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
     there: below the relus, pools, pads, sums and reshapes that compute `value` from a
     per-feature affine op (`analysis.passage`; which of them pass is decided from the
     chain, reader by reader), else `_narrowed(value)`."""
-    below, below_feature = value, feature
-    while isinstance(below.owner, PASSAGE_OPS):
-        op = below.owner
+    walked = _walked(value, feature)
+    if walked is not None:
+        return walked[0], None, walked[2]
+    return (*_narrowed(value), feature)
+
+
+def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
+    """Below the passage ops that compute `value` (`_chained`): the value there, its op and
+    the feature; None where `value`'s op is none of them or the walk stops inside them."""
+    # Every accessor is a call into the bindings (every linear op of a model comes here):
+    # each op is read once.
+    below, below_feature, op = value, feature, value.owner
+    while isinstance(op, PASSAGE_OPS):
         if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp)):
             datas = [op.operand]
         elif isinstance(op, stablehlo.ReduceOp):
             datas = list(op.inputs) if len(op.inputs) == 1 else []
+        elif isinstance(op, stablehlo.MaxOp):
+            datas = list(op.operands)  # `data_operands`: either side
         else:
             datas = [d for d, _ in data_operands(op)]
-        below = next((d for d in datas if isinstance(d.owner, (*PASSAGE_OPS, *CHAIN_OPS))), None)
-        if below is None:
-            return value, None, feature
+        for data in datas:
+            owner = data.owner
+            if isinstance(owner, _WALKED):
+                break
+        else:
+            return None
         below_feature = feature_below(op, below_feature)
         if below_feature is None:
-            return value, None, feature
-    if below != value:
-        return below, None, below_feature
-    return (*_narrowed(value), feature)
+            return None
+        below, op = data, owner
+    return None if below is value else (below, op, below_feature)
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
