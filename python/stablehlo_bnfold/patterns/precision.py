@@ -39,7 +39,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype, read_dense
+from ..constants import constant_attr, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     AffineChain,
@@ -156,12 +156,12 @@ def _master_weights(
         value = linear.operands[layout.weight_operand]
         tensor_type = ir.RankedTensorType(value.type)
         dtype = float_dtype(tensor_type.element_type)
-        attr = master_weights(value, wide)
-        if attr is not None:
+        values = master_weights(value, wide)
+        if values is not None:
             # The master rides along: a scale computed in the graph (the chain's values
             # are arguments) scales it in F, never the weights already rounded to T.
             master = master_value(value, wide)
-            found.append(Weights(layout, value, read_dense(attr), tensor_type, dtype, master))
+            found.append(Weights(layout, value, values, tensor_type, dtype, master))
             continue
         master = master_value(value, wide) if fold_weight_arguments else None
         if master is None or constant_attr(master) is not None:
