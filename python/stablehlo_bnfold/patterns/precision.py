@@ -73,7 +73,7 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     from T of L or L + b along a dimension L's weights produce; the widening convert has
     no other user, nor have the bias add and L; b is a finite per-channel constant (or a
     narrow argument); the weights are a convert to T of master weights at least as wide
-    as F: a constant, or with `fold-weight-arguments` a value not computed by a linear op
+    as F, or a reshape of that convert: a constant, or with `fold-weight-arguments` a value not computed by a linear op
     (then convert_T(W_F * s) in the graph); W * s and b * s + t are finite in T (for a
     constant s in the graph, s in T).
     """
@@ -147,9 +147,10 @@ def _island(
 def _master_weights(
     chain: BiasedLinear, feature: int, wide: np.dtype, fold_weight_arguments: bool
 ) -> tuple[Weights, ...] | Reason:
-    """Each branch's weights as a convert of master weights at least as wide as `wide`: a
-    constant, or with `fold_weight_arguments` a value not computed by a linear op (the
-    master weights passed as an argument, scaled in the graph)."""
+    """Each branch's weights as a convert (or a reshape of a convert) of master weights at
+    least as wide as `wide`: a constant, or with `fold_weight_arguments` a value not
+    computed by a linear op (the master weights passed as an argument, scaled in the
+    graph)."""
     found = []
     for linear in chain.branches:
         layout = linear_layout(linear, feature)
