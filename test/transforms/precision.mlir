@@ -120,6 +120,65 @@ func.func @fold_precision_island_argument_bias(%arg0: tensor<4x2xbf16>, %w: tens
 
 // -----
 
+// Keras mixed_bfloat16 depthwise convolution: the kernel is a reshape of the bf16 convert
+// of its f32 master weights (3x1 per tap to 1x3). The master reshaped is the master of
+// the reshaped kernel: the scaled master is rounded to bf16 once, in the kernel's shape.
+// CHECK-LABEL: func.func @fold_depthwise_island_master_through_reshape
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x1x3xbf16>
+// CHECK-NOT:     stablehlo.reshape
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%{{.+}}, %[[K]]) {{.+}} feature_group_count = 3 {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [3] : (tensor<3xbf16>)
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         return %[[Y]]
+func.func @fold_depthwise_island_master_through_reshape(%arg0: tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xbf16> {
+  %w = stablehlo.constant dense<[[[[0.5], [-1.0], [2.0]]]]> : tensor<1x1x3x1xf32>
+  %kc = stablehlo.convert %w : (tensor<1x1x3x1xf32>) -> tensor<1x1x3x1xbf16>
+  %k = stablehlo.reshape %kc : (tensor<1x1x3x1xbf16>) -> tensor<1x1x1x3xbf16>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 3 : i64} : (tensor<1x4x4x3xbf16>, tensor<1x1x1x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
+// The same depthwise kernel with weights as arguments: the f32 master is reshaped to the
+// kernel's shape first, then scaled along its output-feature dimension (3) in f32 and
+// converted to bf16 once.
+// CHECK-LABEL: func.func @fold_depthwise_island_argument_master_through_reshape
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x4x4x3xbf16>, %[[W:[^:]+]]: tensor<1x1x3x1xf32>, %[[MEAN:[^:]+]]: tensor<3xf32>, %[[INV:[^:]+]]: tensor<3xf32>
+// CHECK-DAG:     %[[R:.+]] = stablehlo.reshape %[[W]] : (tensor<1x1x3x1xf32>) -> tensor<1x1x1x3xf32>
+// CHECK-DAG:     %[[S:.+]] = stablehlo.broadcast_in_dim %[[INV]], dims = [3] : (tensor<3xf32>) -> tensor<1x1x1x3xf32>
+// CHECK-DAG:     %[[P:.+]] = stablehlo.multiply %[[R]], %[[S]] : tensor<1x1x1x3xf32>
+// CHECK-DAG:     %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<1x1x1x3xf32>) -> tensor<1x1x1x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[X]], %[[K]]) {{.+}} feature_group_count = 3 {{.+}} -> tensor<1x4x4x3xbf16>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xbf16>
+// CHECK-NOT:     tensor<1x4x4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_depthwise_island_argument_master_through_reshape(%arg0: tensor<1x4x4x3xbf16>, %w: tensor<1x1x3x1xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>) -> tensor<1x4x4x3xbf16> {
+  %kc = stablehlo.convert %w : (tensor<1x1x3x1xf32>) -> tensor<1x1x3x1xbf16>
+  %k = stablehlo.reshape %kc : (tensor<1x1x3x1xbf16>) -> tensor<1x1x1x3xbf16>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 3 : i64} : (tensor<1x4x4x3xbf16>, tensor<1x1x1x3xbf16>) -> tensor<1x4x4x3xbf16>
+  %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %d = stablehlo.subtract %cf, %m : tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.multiply %d, %i : tensor<1x4x4x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
+  return %y : tensor<1x4x4x3xbf16>
+}
+
+// -----
+
 // weights have no wider master copy: the kernel is stored only in bf16, and scaling it
 // would add a rounding the original never made.
 // CHECK-LABEL: func.func @no_fold_island_without_master_weights

@@ -233,9 +233,10 @@ class Weights:
     tensor_type: ir.RankedTensorType
     dtype: np.dtype
     master: ir.Value | None = None
-    """Master weights passed as an argument, which `value` is a convert of (`values`
-    None): the graph scales them in their own wider type and converts the product once,
-    `convert_T(W_F * s)` (mixed precision, see `master_weights`)."""
+    """Master weights passed as an argument, which `value` is a convert of, or a reshape
+    of that convert (`values` None): the graph scales them in their own wider type and
+    converts the product once, `convert_T(reshape(W_F) * s)` (mixed precision, see
+    `master_value`)."""
 
 
 def weights_of(
@@ -316,23 +317,33 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
     return False
 
 
-def master_weights(weights: ir.Value, wide: np.dtype) -> ir.DenseElementsAttr | None:
-    """The constant that `weights` are a convert of, when it is at least as `wide` as the
-    type a per-channel chain computes in: master weights; else None.
+def master_weights(weights: ir.Value, wide: np.dtype) -> np.ndarray | None:
+    """The values of the constant that `weights` are a convert of (seen through a
+    reshape, see `master_value`), in `weights`' shape, when it is at least as `wide` as
+    the type a per-channel chain computes in: master weights; else None.
 
     The original rounds the master weights W to their type T once; a fold of a chain
     computed in the wider type rounds W * s (float64, from the master) to T once: each
     weight carries one rounding to T in both. Weights stored only in T would be rounded
     twice, W already and W * s again (mixed precision: `patterns.precision` and the
-    input side)."""
+    input side). A reshape only moves elements: the master reshaped is the master of the
+    reshaped weights (a view, no copy, for f16/f32/f64).
+
+    >>> master_weights(conv.rhs, np.dtype(np.float32))   # doctest: +SKIP   (reshape(convert(dense<...> : 3x3x32x1xf32)))
+    array(..., shape=(3, 3, 1, 32), dtype=float32)
+    """
     master = master_value(weights, wide)
-    return None if master is None else constant_attr(master)
+    attr = None if master is None else constant_attr(master)
+    values = None if attr is None else read_dense(attr)
+    return None if values is None else np.reshape(values, ir.RankedTensorType(weights.type).shape)
 
 
 def master_value(weights: ir.Value, wide: np.dtype) -> ir.Value | None:
     """The value that `weights` are a convert of, when its float type is at least as
     `wide` as the type a per-channel chain computes in (a constant, or with weights as
-    arguments the argument); else None.
+    arguments the argument); else None. Also through a reshape of that convert (Keras's
+    mixed-precision depthwise kernels, reshape(convert_T(W_F))): the master is then
+    returned in its own shape, and `FoldRewriter.scaled_master` reshapes it.
 
     With weights as arguments the fold builds `convert_T(W_F * broadcast_in_dim(s_F))`:
     the product rounded to F, then once to T. Against the constant path's float64 product
@@ -341,6 +352,8 @@ def master_value(weights: ir.Value, wide: np.dtype) -> ir.Value | None:
     and then by one unit in T's last place; s itself carries the few roundings in F of
     the chain's own arithmetic, which the original makes too. Each weight still carries
     one rounding to T, at most half a unit of T plus F's eps, as in the original."""
+    if isinstance(weights.owner, stablehlo.ReshapeOp):
+        weights = weights.owner.operand
     convert = weights.owner
     if not isinstance(convert, stablehlo.ConvertOp):
         return None

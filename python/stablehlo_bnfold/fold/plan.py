@@ -188,8 +188,7 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
             elif weights.master is not None:
                 # convert_T(W_F * s): the product in the master's type F, rounded to T once.
-                product = rw.scaled(weights.master, scale, weights.layout.weight_axis)
-                value = rw.build(stablehlo.ConvertOp, weights.tensor_type, product)
+                value = rw.scaled_master(weights.master, weights.tensor_type, scale, weights.layout.weight_axis)
             else:
                 value = rw.scaled(weights.value, scale, weights.layout.weight_axis)
             replacement = rw.with_operand(op, index, value)

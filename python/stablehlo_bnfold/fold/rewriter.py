@@ -151,6 +151,19 @@ class FoldRewriter:
             return None
         return self.elementwise(stablehlo.MulOp, value, self.broadcast(factor, value, axis))
 
+    def scaled_master(
+        self, master: ir.Value, weights_type: ir.RankedTensorType, scale, axis: int
+    ) -> ir.Value:
+        """`convert_T(reshape(W_F) * broadcast_in_dim(scale))`: master weights scaled in
+        their own wider type F and rounded once to the weights' type T; `axis` is a
+        dimension of `weights_type`, whose shape the master is first reshaped to when it
+        differs (see `fold.affine_map.master_value`)."""
+        master_type = ir.RankedTensorType(master.type)
+        if list(master_type.shape) != list(weights_type.shape):
+            shaped = ir.RankedTensorType.get(weights_type.shape, master_type.element_type)
+            master = self.build(stablehlo.ReshapeOp, shaped, master)
+        return self.build(stablehlo.ConvertOp, weights_type, self.scaled(master, scale, axis))
+
     def unary(self, op_class: type, operand: ir.Value) -> ir.Value:
         """A unary elementwise op."""
         return self._track(op_class(operand, ip=self._ip())).result

@@ -107,7 +107,7 @@ from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below
 from ..analysis.shapes import SHAPE_READERS, shape_read_from
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
-from ..constants import float_dtype, read_dense, round_to, scale_along
+from ..constants import float_dtype, round_to, scale_along
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -485,8 +485,7 @@ def _consumer(
         # once, from master weights, as the original rounds W and the chain's result at
         # the convert, which the fold keeps on x (or x * r): see `master_weights`; with
         # weights as arguments, convert_T(W_F * s) in the graph (`master_value`).
-        attr = master_weights(weights, wide)
-        stored = None if attr is None else read_dense(attr)
+        stored = master_weights(weights, wide)
         if stored is not None or fold_weight_arguments:
             # Also for a constant master: a scale computed in the graph scales W_F and
             # rounds to T once, never the weights already rounded to T.
@@ -902,8 +901,8 @@ def _scaled_in_graph(rw: FoldRewriter, consumer: _Consumer, scale) -> ir.Value:
         return consumer.weights
     if consumer.master is not None:
         # convert_T(W_F * s): the product in the master's type, rounded to T once.
-        product = rw.scaled(consumer.master, scale, consumer.layout.weight_axis)
-        return rw.build(stablehlo.ConvertOp, consumer.weights.type, product)
+        weights_type = ir.RankedTensorType(consumer.weights.type)
+        return rw.scaled_master(consumer.master, weights_type, scale, consumer.layout.weight_axis)
     return rw.scaled(consumer.weights, scale, consumer.layout.weight_axis)
 
 

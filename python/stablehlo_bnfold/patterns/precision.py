@@ -39,7 +39,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.users import single_user
-from ..constants import constant_attr, float_dtype, read_dense
+from ..constants import constant_attr, float_dtype
 from ..fold import reasons
 from ..fold.affine_map import (
     AffineChain,
@@ -73,7 +73,7 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     from T of L or L + b along a dimension L's weights produce; the widening convert has
     no other user, nor have the bias add and L; b is a finite per-channel constant (or a
     narrow argument); the weights are a convert to T of master weights at least as wide
-    as F: a constant, or with `fold-weight-arguments` a value not computed by a linear op
+    as F, or a reshape of that convert: a constant, or with `fold-weight-arguments` a value not computed by a linear op
     (then convert_T(W_F * s) in the graph); W * s and b * s + t are finite in T (for a
     constant s in the graph, s in T).
     """
@@ -147,21 +147,22 @@ def _island(
 def _master_weights(
     chain: BiasedLinear, feature: int, wide: np.dtype, fold_weight_arguments: bool
 ) -> tuple[Weights, ...] | Reason:
-    """Each branch's weights as a convert of master weights at least as wide as `wide`: a
-    constant, or with `fold_weight_arguments` a value not computed by a linear op (the
-    master weights passed as an argument, scaled in the graph)."""
+    """Each branch's weights as a convert (or a reshape of a convert) of master weights at
+    least as wide as `wide`: a constant, or with `fold_weight_arguments` a value not
+    computed by a linear op (the master weights passed as an argument, scaled in the
+    graph)."""
     found = []
     for linear in chain.branches:
         layout = linear_layout(linear, feature)
         value = linear.operands[layout.weight_operand]
         tensor_type = ir.RankedTensorType(value.type)
         dtype = float_dtype(tensor_type.element_type)
-        attr = master_weights(value, wide)
-        if attr is not None:
+        values = master_weights(value, wide)
+        if values is not None:
             # The master rides along: a scale computed in the graph (the chain's values
             # are arguments) scales it in F, never the weights already rounded to T.
             master = master_value(value, wide)
-            found.append(Weights(layout, value, read_dense(attr), tensor_type, dtype, master))
+            found.append(Weights(layout, value, values, tensor_type, dtype, master))
             continue
         master = master_value(value, wide) if fold_weight_arguments else None
         if master is None or constant_attr(master) is not None:
