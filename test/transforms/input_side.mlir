@@ -1496,3 +1496,25 @@ func.func @fold_narrowed_argument_scale_into_constant_master(%x: tensor<4x8xf32>
   %c = stablehlo.dot_general %nb, %k, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x3xbf16>) -> tensor<4x3xbf16>
   return %c : tensor<4x3xbf16>
 }
+
+// -----
+
+// A bias add in f32 before a narrowing convert and a bf16 dense layer: a shift alone, seen
+// through the convert as a candidate (not declined as a bias add behind a relu: the
+// early decline applies only behind the ops a scale passes).
+// CHECK-LABEL: func.func @no_fold_bias_add_before_narrowing_convert
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.convert
+func.func @no_fold_bias_add_before_narrowing_convert(%x: tensor<2x4xf32>) -> tensor<2x3xbf16> {
+  %w1 = stablehlo.constant dense<[[1.0, 2.0, 3.0, 4.0], [0.5, -1.0, 2.0, 1.5], [0.25, 0.0, -2.0, 1.0], [1.0, 1.0, 1.0, 1.0]]> : tensor<4x4xf32>
+  %b = stablehlo.constant dense<[0.5, -0.25, 1.0, 2.0]> : tensor<4xf32>
+  %c = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:8): not a candidate: a shift alone cannot pass the zeros of padding or lhs dilation [fold_input_affine_into_dot_general]
+  %a = stablehlo.add %c, %bb : tensor<2x4xf32>
+  %n = stablehlo.convert %a : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+  %w = stablehlo.constant dense<[[1.0, 2.0, 3.0], [0.5, -1.0, 2.0], [0.25, 0.0, -2.0], [1.0, 1.5, 0.5]]> : tensor<4x3xf32>
+  %k = stablehlo.convert %w : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %y = stablehlo.dot_general %n, %k, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}

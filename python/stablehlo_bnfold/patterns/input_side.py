@@ -267,8 +267,9 @@ def _may_start_chain(value: ir.Value) -> bool:
     activations (a residual add: `affine_chain` finds no per-channel side in it)."""
     walked = _walked(value, 0)
     if walked is None:
-        chained = _narrowed(value)[0]
-        op, moved = chained.owner, chained != value
+        # Through a narrowing convert a bias add is still a candidate (the loop below
+        # skips it only behind the ops a scale passes).
+        op, moved = _narrowed(value)[0].owner, False
     else:
         op, moved = walked[1], True
     if not isinstance(op, CHAIN_OPS) or (moved and _bias_add(op)):
