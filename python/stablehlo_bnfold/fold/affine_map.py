@@ -396,22 +396,7 @@ def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
     in) cannot be told from a weight argument; `fold-weight-arguments=false` keeps every
     argument out. True also when `budget` ops are visited (the answer that never makes
     weights depend on the data)."""
-    pending, seen = [value], set()
-    while pending:
-        owner = pending.pop().owner
-        if not isinstance(owner, ir.OpView) or hash(owner.operation) in seen:
-            continue  # a function argument, or visited
-        if len(seen) >= budget:
-            return True
-        seen.add(hash(owner.operation))
-        name = owner.operation.name
-        if name == "stablehlo.dynamic_broadcast_in_dim":
-            pending.append(owner.operands[0])
-        elif name in _PARAMETER_OPS:
-            pending.extend(owner.operands)
-        else:
-            return True
-    return False
+    return _parameter_sources(value, budget) == _DATA
 
 
 def computed_from_constants(value: ir.Value, budget: int = 16) -> bool:
@@ -419,18 +404,36 @@ def computed_from_constants(value: ir.Value, budget: int = 16) -> bool:
     `transpose(%weight)`, or weights a fold scaled in the graph): a parameter for certain,
     where a function argument may be the data. False when a function argument is reached,
     or any other op, or when `budget` ops are visited."""
-    pending, seen = [value], set()
+    return _parameter_sources(value, budget) == _CONSTANTS
+
+
+_DATA, _ARGUMENTS, _CONSTANTS = "data", "arguments", "constants"
+
+
+def _parameter_sources(value: ir.Value, budget: int) -> str:
+    """What `value` is computed from, walking its producers through `_PARAMETER_OPS` (and
+    a dynamic broadcast's operand, not its shape): `_DATA` at any other op or after
+    `budget` ops, else `_ARGUMENTS` when a function argument is reached, else
+    `_CONSTANTS`."""
+    pending, seen, found = [value], set(), _CONSTANTS
     while pending:
         owner = pending.pop().owner
         if not isinstance(owner, ir.OpView):
-            return False  # a function argument
+            found = _ARGUMENTS  # a function argument
+            continue
         if hash(owner.operation) in seen:
             continue
-        if len(seen) >= budget or owner.operation.name not in _PARAMETER_OPS:
-            return False
+        if len(seen) >= budget:
+            return _DATA
         seen.add(hash(owner.operation))
-        pending.extend(owner.operands)
-    return True
+        name = owner.operation.name
+        if name == "stablehlo.dynamic_broadcast_in_dim":
+            pending.append(owner.operands[0])
+        elif name in _PARAMETER_OPS:
+            pending.extend(owner.operands)
+        else:
+            return _DATA
+    return found
 
 
 def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:
