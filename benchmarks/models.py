@@ -357,9 +357,10 @@ def _jax_shape(name: str, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def export_stablehlo(spec: Network, weights: dict[str, np.ndarray], *, weights_as: str,
-                     batch: int = 1, form: str = "bn"):
+                     batch: int = 1, form: str = "bn", platform: str = "cpu"):
     """A `jax.export.Exported` of `spec` on a `batch`x224x224x3 image, its batch norms
-    written in `form` (see FORMS; `torch_mlir` exports as `jax`).
+    written in `form` (see FORMS; `torch_mlir` exports as `jax`), lowered for `platform`
+    (`"cpu"`, or `"cuda"` for gpu_latency.py).
 
     `weights_as="constants"`: the weights are dense constants in the module and `main`
     takes the image only. `weights_as="arguments"`: `main(image, *weights)`, in sorted
@@ -374,7 +375,7 @@ def export_stablehlo(spec: Network, weights: dict[str, np.ndarray], *, weights_a
     if weights_as == "constants":
         params = jax_params(weights)
         fn = jax.jit(lambda x: spec.build(_JaxOps(params, form), x))
-        return jax.export.export(fn, platforms=["cpu"])(image)
+        return jax.export.export(fn, platforms=[platform])(image)
     if weights_as == "arguments":
         names = sorted(weights)
 
@@ -383,7 +384,7 @@ def export_stablehlo(spec: Network, weights: dict[str, np.ndarray], *, weights_a
 
         specs = [jax.ShapeDtypeStruct(_jax_shape(n, weights[n].shape), jnp.float32)
                  for n in names]
-        return jax.export.export(jax.jit(fn), platforms=["cpu"])(image, *specs)
+        return jax.export.export(jax.jit(fn), platforms=[platform])(image, *specs)
     raise ValueError(f"weights_as must be 'constants' or 'arguments', got {weights_as!r}")
 
 
