@@ -20,12 +20,12 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import shape_read_from, static_elements
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
-from .affine_map import BiasedLinear, PerChannel, Weights, computed_from_constants, per_channel_op
+from .affine_map import BiasedLinear, Computed, Narrow, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
 __all__ = [
-    "FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "scaled_per_call_larger",
+    "FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "per_call_larger",
     "shape_read_from_chain",
 ]
 
@@ -119,7 +119,7 @@ def plan_fold(
     take the exact path (float64, one rounding, a reason when the result is not finite in
     its element type; a zero bias adds nothing); anything else is computed in the graph,
     unless weights it scales on every call are larger than `root`'s result
-    (`scaled_per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
+    (`per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
     `fold-larger-weight-arguments`).
     """
     channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
@@ -129,10 +129,6 @@ def plan_fold(
     if linear.linear_value != linear.linear.result and not weights_exact:
         # The factor is computed after the case; the branches cannot see it.
         return reasons.CASE_WEIGHTS_NOT_CONSTANT
-    if not weights_exact and scale is not None and not larger_weights and scaled_per_call_larger(
-        (w.value if w.master is None else w.master for w in weights), scale, root.result
-    ):
-        return reasons.COST_WEIGHTS_LARGER
     new_weights = []
     for branch_weights in weights or ():
         if scale is None:
@@ -153,26 +149,59 @@ def plan_fold(
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
+    if not weights_exact and scale is not None and not larger_weights and per_call_larger(
+        (w.value if w.master is None else w.master for w in weights), (scale,), root.result
+    ):
+        return reasons.COST_WEIGHTS_LARGER
     return FoldPlan(
         root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
     )
 
 
-def scaled_per_call_larger(weights: Iterable[ir.Value], scale: PerChannel, activation: ir.Value) -> bool:
-    """Whether the graph would scale some of `weights` (each the value the build
-    multiplies: the weights, or their master in a wider type) on every call, and they
-    have more elements than `activation`, the tensor the scale is multiplied onto now (a
-    dynamic dimension counted as 1, the smallest it can be): the fold would move that
-    multiply onto a larger tensor. A product of weights computed from constants alone
-    (torch-mlir's `transpose(%W)`) and a constant scale is no per-call cost: compilers
-    fold it once. Measured in docs/benchmarks.md (GPU latency): such folds made batch-1
+def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel], activation: ir.Value) -> bool:
+    """Whether a fold would compute in the graph, on every call, ops over `weights` (each
+    the value it multiplies by the scale or contracts with the shift: the weights, or their
+    master in a wider type) with more elements in all than `activation`, the tensor the
+    folded op is on now (a dynamic dimension counted as 1, the smallest it can be): it would
+    move that op onto a larger tensor. Such ops run on every call when the weights or one
+    of `parameters` (the scale or shift they meet) read a function argument; computed from
+    constants alone (torch-mlir's `transpose(%W)`, `exp` of a constant), compilers compute
+    them once. Measured in docs/benchmarks.md ("GPU latency"): at batch 1 such folds made
     inference slower."""
-    size = static_elements(activation)
-    return any(
-        static_elements(w) > size
-        and not (isinstance(scale, np.ndarray) and computed_from_constants(w))
-        for w in weights
-    )
+    weights = tuple(weights)
+    if not _reads_an_argument((*weights, *parameters)):
+        return False
+    return sum(static_elements(w) for w in weights) > static_elements(activation)
+
+
+def _reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
+    """Whether any of `values` is computed from a function argument (or a region's block
+    argument), walking producers through every op; past `budget` ops, assumed so."""
+    pending, seen = [], set()
+    for value in values:
+        _push_ir_values(value, pending)
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView):
+            return True
+        if hash(owner.operation) in seen:
+            continue
+        if len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return False
+
+
+def _push_ir_values(value: PerChannel | ir.Value, pending: list[ir.Value]) -> None:
+    """The IR values `value` is computed from: none for float64 constants."""
+    if isinstance(value, Narrow):
+        pending.append(value.value)
+    elif isinstance(value, Computed):
+        for operand in value.operands:
+            _push_ir_values(operand, pending)
+    elif isinstance(value, ir.Value):
+        pending.append(value)
 
 
 def _scaled_weights(

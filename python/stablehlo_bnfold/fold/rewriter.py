@@ -60,7 +60,7 @@ class FoldRewriter:
         self.fold_larger_weight_arguments = fold_larger_weight_arguments
         """The pass option `fold-larger-weight-arguments`: whether weights the graph scales
         on every call may be larger than the activation the scale leaves
-        (`fold.plan.scaled_per_call_larger`)."""
+        (`fold.plan.per_call_larger`)."""
         self._root = root
         self._anchor = root
         self._rewriter = rewriter

@@ -37,7 +37,7 @@ from ..fold.affine_map import (
     per_channel_op,
     weights_of,
 )
-from ..fold.plan import FoldPlan, NewWeights, build, plan_fold, scaled_per_call_larger
+from ..fold.plan import FoldPlan, NewWeights, build, per_call_larger, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -193,7 +193,7 @@ def _fold_scalar_over_block_bias(
     after a DenseGeneral with a [heads, head_dim] bias), one linear op: constant weights
     and a constant b (exact path), or with `fold-weight-arguments` the rhs's weights and a
     b that are arguments (`per_feature_block_source`), or a bias a fold built from them,
-    scaled in the graph, weights not larger than the result (`scaled_per_call_larger`);
+    scaled in the graph, weights not larger than the result (`per_call_larger`);
     else not a candidate."""
     for chain, other in candidates:  # `linear_operands`, in order
         factor = _uniform(other)
@@ -239,7 +239,7 @@ def _fold_scalar_over_block_bias(
             # In the graph: W * c and b * c, c a constant of the weights' type.
             if round_to(dtype, np.array([c])) is None:
                 return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
-            if not rw.fold_larger_weight_arguments and scaled_per_call_larger((weights,), np.array([c]), op.result):
+            if not rw.fold_larger_weight_arguments and per_call_larger((weights,), (), op.result):
                 return rw.skip(op, reasons.COST_WEIGHTS_LARGER)
             new_weights = NewWeights(Weights(chosen[0], weights, None, weights_type, dtype), None)
             return build(FoldPlan(op, chain, dims, np.array([c]), (new_weights,), block), rw)

@@ -123,7 +123,7 @@ from ..fold.affine_map import (
     stored_weights,
 )
 from ..fold.affine_map import biased_linear as linear_chain
-from ..fold.plan import combine, scaled_per_call_larger
+from ..fold.plan import combine, per_call_larger
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -183,8 +183,11 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     type; for each consumer, the bias and K * s are finite in their element types (in the
     graph, the scale and shift, where they are constants, in the weights' type), and with x
     + t / s, rounding K * s, magnified by t / s, errs by at most eps of sum |K * t| per
-    output feature. A chain that stops at a per-feature op it cannot fold (a NaN variance
-    under the bias add) and is refused for cost is reported with that op's reason.
+    output feature; last, in the graph, the consumers' weights that the scale multiplies or
+    the shift is contracted with on every call have no more elements in all than the
+    chain's result (`fold.plan.per_call_larger`). A chain that stops at a per-feature op it
+    cannot fold (a NaN variance under the bias add) and is refused for cost is reported
+    with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -615,10 +618,6 @@ def _plan(
         # The shift would stay in F before the convert, x + t / s: with s in the graph no
         # zero can be excluded (t / 0), nor the weights' rounding checked (`_magnified`).
         return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
-    if not exact and not unit_scale and not rw.fold_larger_weight_arguments and scaled_per_call_larger(
-        (c.weights if c.master is None else c.master for c in consumers), scale, top.result
-    ):
-        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     x_size = static_elements(top.result)
     removed = affine.activation_ops()
 
@@ -689,6 +688,13 @@ def _plan(
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
+    # Last, so that a refusal the option could not lift is reported first: the weights
+    # scaled by s, or contracted with t (L(t, K)), on every call.
+    met = ((() if unit_scale else (scale,)) + (() if no_shift or moved is not None else (shift,)))
+    if not exact and met and not rw.fold_larger_weight_arguments and per_call_larger(
+        (c.weights if c.master is None else c.master for c in consumers), met, top.result
+    ):
+        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
         tuple(passed), negative, feature,
