@@ -269,6 +269,9 @@ _PASSAGE = frozenset(PASSAGE_OPS)
 _WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
 """The ops `_chained` walks to: through `_PASSAGE`, to `CHAIN_OPS`."""
 
+_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp))
+"""The ops of `_PASSAGE` with one operand, their data."""
+
 
 def _may_start_chain(value: ir.Value) -> bool:
     """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
@@ -292,7 +295,10 @@ def _may_start_chain(value: ir.Value) -> bool:
         if moved and type(producer) in _LINEAR:
             return False  # `_bias_add`
         producers.append(producer)
-    return not all(_activation(producer, 2) for producer in producers)
+    for producer in producers:
+        if not _activation(producer, 2):
+            return True
+    return False
 
 
 _LINEAR = frozenset(LINEAR_OPS)
@@ -312,7 +318,10 @@ def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
         return True
     if depth == 0 or kind is not stablehlo.AddOp:
         return False
-    return any(_activation(v.owner, depth - 1) for v in op.operands)
+    for operand in op.operands:
+        if _activation(operand.owner, depth - 1):
+            return True
+    return False
 
 
 def _bias_add(op) -> bool:
@@ -342,11 +351,12 @@ def _walked(
     # each op is read once, each operand only when the ones before it are not walked to.
     below, below_feature = value, feature
     while type(op) in _PASSAGE:
-        if isinstance(op, stablehlo.MaxOp):
+        kind = type(op)
+        if kind is stablehlo.MaxOp:
             datas = op.operands  # `data_operands`: either side
-        elif isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp)):
+        elif kind in _MOVING:
             datas = [op.operand]
-        elif isinstance(op, stablehlo.ReduceOp):
+        elif kind is stablehlo.ReduceOp:
             datas = list(op.inputs) if len(op.inputs) == 1 else []
         else:
             datas = [d for d, _ in data_operands(op)]
@@ -356,9 +366,10 @@ def _walked(
                 break
         else:
             return None
-        below_feature = feature_below(op, below_feature)
-        if below_feature is None:
-            return None
+        if kind is not stablehlo.MaxOp:  # (a maximum keeps every dimension)
+            below_feature = feature_below(op, below_feature)
+            if below_feature is None:
+                return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
 
