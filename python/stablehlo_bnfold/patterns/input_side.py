@@ -269,6 +269,9 @@ _PASSAGE = frozenset(PASSAGE_OPS)
 _WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
 """The ops `_chained` walks to: through `_PASSAGE`, to `CHAIN_OPS`."""
 
+_CHAIN = frozenset(CHAIN_OPS)
+"""The ops a chain may end at."""
+
 _MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp))
 """The ops of `_PASSAGE` with one operand, their data."""
 
@@ -281,19 +284,20 @@ def _may_start_chain(value: ir.Value) -> bool:
     # read once (a binding call each), the add's operands' for both of its checks.
     op = value.owner
     walked = _walked(value, 0, op)
-    if walked is None:
+    moved = walked is not None
+    if moved:
+        op = walked[1]
+    elif type(op) is stablehlo.ConvertOp:
         # Through a narrowing convert a bias add is still a candidate (the loop below
         # skips it only behind the ops a scale passes).
-        op, moved = (_narrowed(value)[0].owner if isinstance(op, stablehlo.ConvertOp) else op), False
-    else:
-        op, moved = walked[1], True
+        op = _narrowed(value)[0].owner
     if type(op) is not stablehlo.AddOp:
-        return isinstance(op, CHAIN_OPS)
+        return type(op) in _CHAIN
     producers = []
     for operand in op.operands:
         producer = operand.owner
         if moved and type(producer) in _LINEAR:
-            return False  # `_bias_add`
+            return False  # a bias add (`_bias_add`)
         producers.append(producer)
     for producer in producers:
         if not _activation(producer, 2):
