@@ -228,8 +228,11 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # below would skip it for every layout (its walk ends there, or sooner at an op that
     # is no chain). A convolution's lhs alone is read per feature (`input_layouts`): its
     # weights, scaled in the graph by an earlier fold (a multiply), are not looked at.
-    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
-    if not any(_may_start_chain(v) for v in inputs):
+    if isinstance(linear, stablehlo.ConvolutionOp):
+        starts = _may_start_chain(linear.operands[0])
+    else:
+        starts = any(_may_start_chain(v) for v in linear.operands)
+    if not starts:
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
@@ -260,35 +263,72 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
-_WALKED = (*PASSAGE_OPS, *CHAIN_OPS)
-"""The ops `_chained` walks to: through the first, to the second."""
+# The walk's and the declines' tests are `type(op) in` a set: `isinstance` against a
+# tuple of OpView classes (nanobind types) costs about 60 ns a class it is not, 0.45 us for
+# an add against the passage ops; `value.owner` is the registered class itself.
+_PASSAGE = frozenset(PASSAGE_OPS)
+"""The ops `_chained` walks through."""
+
+_WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
+"""The ops `_chained` walks to: through `_PASSAGE`, to `CHAIN_OPS`."""
+
+_CHAIN = frozenset(CHAIN_OPS)
+"""The ops a chain may end at."""
+
+_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp))
+"""The ops of `_PASSAGE` with one operand, their data."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
     """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
     affine op, and not a bias add reached through the ops a scale passes, nor an add of two
     activations (a residual add: `affine_chain` finds no per-channel side in it)."""
-    walked = _walked(value, 0)
-    if walked is None:
+    # Every linear op of a model comes here, and nearly all are refused: each producer is
+    # read once (a binding call each), the add's operands' for both of its checks.
+    op = value.owner
+    walked = _walked(value, 0, op)
+    moved = walked is not None
+    if moved:
+        op = walked[1]
+    elif type(op) is stablehlo.ConvertOp:
         # Through a narrowing convert a bias add is still a candidate (the loop below
         # skips it only behind the ops a scale passes).
-        op, moved = _narrowed(value)[0].owner, False
-    else:
-        op, moved = walked[1], True
-    if not isinstance(op, CHAIN_OPS) or (moved and _bias_add(op)):
-        return False
-    return not (isinstance(op, stablehlo.AddOp) and all(_activation(v, 2) for v in op.operands))
+        op = _narrowed(value)[0].owner
+    if type(op) is not stablehlo.AddOp:
+        return type(op) in _CHAIN
+    producers = []
+    for operand in op.operands:
+        producer = operand.owner
+        if moved and type(producer) in _LINEAR:
+            return False  # a bias add (`_bias_add`)
+        producers.append(producer)
+    for producer in producers:
+        if not _activation(producer, 2):
+            return True
+    return False
 
 
-def _activation(value: ir.Value, depth: int) -> bool:
-    """Whether `value` is computed by a linear op, a maximum (a relu, which
+_LINEAR = frozenset(LINEAR_OPS)
+"""`LINEAR_OPS`, for `type(op) in`: a bias add's other side."""
+
+_ACTIVATION = frozenset((*LINEAR_OPS, stablehlo.MaxOp))
+"""What `_activation` takes for an activation without looking further."""
+
+
+def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
+    """Whether `op` (a value's producer) is a linear op, a maximum (a relu, which
     `per_channel_f64` never evaluates), or, `depth` adds deep, an add of such a value: not
-    per-channel, and broadcast from nothing narrower (`per_channel_source` is `value`
+    per-channel, and broadcast from nothing narrower (`per_channel_source` is the value
     itself), whatever the feature. Reads only the ops, never a constant."""
-    op = value.owner
-    if isinstance(op, (*LINEAR_OPS, stablehlo.MaxOp)):
+    kind = type(op)
+    if kind in _ACTIVATION:
         return True
-    return depth > 0 and isinstance(op, stablehlo.AddOp) and any(_activation(v, depth - 1) for v in op.operands)
+    if depth == 0 or kind is not stablehlo.AddOp:
+        return False
+    for operand in op.operands:
+        if _activation(operand.owner, depth - 1):
+            return True
+    return False
 
 
 def _bias_add(op) -> bool:
@@ -302,36 +342,41 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
     there: below the relus, pools, pads, sums and reshapes that compute `value` from a
     per-feature affine op (`analysis.passage`; which of them pass is decided from the
     chain, reader by reader), else `_narrowed(value)`."""
-    walked = _walked(value, feature)
+    walked = _walked(value, feature, value.owner)
     if walked is not None:
         return walked[0], None, walked[2]
     return (*_narrowed(value), feature)
 
 
-def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
-    """Below the passage ops that compute `value` (`_chained`): the value there, its op and
-    the feature; None where `value`'s op is none of them or the walk stops inside them."""
+def _walked(
+    value: ir.Value, feature: int, op: ir.OpView | ir.Block
+) -> tuple[ir.Value, ir.OpView, int] | None:
+    """Below the passage ops that compute `value` (`op`, its producer; `_chained`): the
+    value there, its op and the feature; None where `op` is none of them or the walk stops
+    inside them."""
     # Every accessor is a call into the bindings (every linear op of a model comes here):
-    # each op is read once.
-    below, below_feature, op = value, feature, value.owner
-    while isinstance(op, PASSAGE_OPS):
-        if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp)):
+    # each op is read once, each operand only when the ones before it are not walked to.
+    below, below_feature = value, feature
+    while type(op) in _PASSAGE:
+        kind = type(op)
+        if kind is stablehlo.MaxOp:
+            datas = op.operands  # `data_operands`: either side
+        elif kind in _MOVING:
             datas = [op.operand]
-        elif isinstance(op, stablehlo.ReduceOp):
+        elif kind is stablehlo.ReduceOp:
             datas = list(op.inputs) if len(op.inputs) == 1 else []
-        elif isinstance(op, stablehlo.MaxOp):
-            datas = list(op.operands)  # `data_operands`: either side
         else:
             datas = [d for d, _ in data_operands(op)]
         for data in datas:
             owner = data.owner
-            if isinstance(owner, _WALKED):
+            if type(owner) in _WALKED:
                 break
         else:
             return None
-        below_feature = feature_below(op, below_feature)
-        if below_feature is None:
-            return None
+        if kind is not stablehlo.MaxOp:  # (a maximum keeps every dimension)
+            below_feature = feature_below(op, below_feature)
+            if below_feature is None:
+                return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
 
