@@ -178,18 +178,19 @@ class FoldRewriter:
     def vector(self, value, channels: int, element_type: ir.Type) -> ir.Value | None:
         """A per-channel value (float64 array, `Narrow` or [C] IR vector) as an IR vector
         of shape [C] in `element_type`; None if a constant overflows that type."""
-        vector_type = ir.RankedTensorType.get([channels], element_type)
         if isinstance(value, np.ndarray):
             if value.shape != (channels,):
                 value = np.broadcast_to(value, (channels,))  # 4 us: only where needed
             rounded = round_to(float_dtype(element_type), value)
             if rounded is None:
                 return None
+            vector_type = ir.RankedTensorType.get([channels], element_type)
             return self.constant(rounded, vector_type, self._at.location)
         if isinstance(value, Narrow):
             value = self._vector_from_narrow(value, channels)
-        source_type = ir.RankedTensorType(value.type)
-        if source_type.element_type != element_type:
+        # A vector of the element type already (nearly every one: a computed value, an
+        # argument) needs no type made for it.
+        if ir.RankedTensorType(value.type).element_type != element_type:
             converted = ir.RankedTensorType.get([channels], element_type)
             value = self._track(stablehlo.ConvertOp(converted, value, ip=self._ip())).result
         return value

@@ -85,15 +85,15 @@ def _chain_may_go_on(plan: FoldPlan) -> bool:
     (`input_side.may_fold_into`: the driver visits it between the folds of the chain's
     ops, once the first has given it a bias add)."""
     linear = plan.linear
-    return (
-        not plan.through
-        and isinstance(plan.feature, int)
-        and len(linear.branches) == 1
-        and linear.linear_value == linear.linear.result
-        and ir.RankedTensorType(plan.root.result.type).has_static_shape
-        and set(linear_layouts(linear.linear)) == {plan.feature}
-        and not may_fold_into(linear.linear)
-    )
+    if plan.through or not isinstance(plan.feature, int) or len(linear.branches) != 1:
+        return False
+    op = linear.linear
+    if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
+        return False
+    # A convolution's weights produce one dimension, the one the plan folds along.
+    if not isinstance(op, stablehlo.ConvolutionOp) and set(linear_layouts(op)) != {plan.feature}:
+        return False
+    return not may_fold_into(op)
 
 
 def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
