@@ -93,7 +93,21 @@ def _chain_may_go_on(plan: FoldPlan) -> bool:
     # A convolution's weights produce one dimension, the one the plan folds along.
     if not isinstance(op, stablehlo.ConvolutionOp) and set(linear_layouts(op)) != {plan.feature}:
         return False
-    return not may_fold_into(op)
+    return not may_fold_into(op) and not _reads_linear_result(plan.bias)
+
+
+def _reads_linear_result(value: PerChannel | None) -> bool:
+    """Whether a per-channel value computed in the graph reads a linear op's result (the
+    input side's W . t, merged into this chain's bias). The multiply's pattern folds
+    such parameter arithmetic once more where the driver reaches it, which it does in
+    its first sweep only through the erasure of the bias adds the one-op-at-a-time folds
+    build between the chain's ops: a chain built whole would leave it to a second sweep,
+    and a third to confirm it."""
+    if isinstance(value, Computed):
+        return any(_reads_linear_result(operand) for operand in value.operands)
+    if isinstance(value, Narrow):
+        value = value.value
+    return isinstance(value, ir.Value) and biased_linear(value) is not None
 
 
 def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
