@@ -71,19 +71,20 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     analysis and one build, instead of three, each rebuilding `L + b` and reading it back.
     The output and the report are those of the three (`plan.build_chain`)."""
     plans = [plan]
-    if _chain_may_go_on(plan):
+    # The op above first: most folds that have none (Keras's `y * inv` before its bias
+    # add, a batch norm's) are decided there, before the linear op's input is looked at.
+    if _plain(plan) and (above := _plan_above(plans, rw)) is not None and _left_alone(plan):
+        plans.append(above)
         while (above := _plan_above(plans, rw)) is not None:
             plans.append(above)
     return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
 
 
-def _chain_may_go_on(plan: FoldPlan) -> bool:
-    """Whether ops above `plan`'s root can join its build: a plain fold (no ops passed,
-    one linear op outside a case, one feature dimension, the only one its weights produce:
-    a pattern applied above would match the same dimension) of a static shape (the bias
-    broadcast reads only the type), of a linear op the input side leaves alone
-    (`input_side.may_fold_into`: the driver visits it between the folds of the chain's
-    ops, once the first has given it a bias add)."""
+def _plain(plan: FoldPlan) -> bool:
+    """Whether `plan` is a plain fold, which ops above its root may join: no ops passed,
+    one linear op outside a case, one feature dimension, the only one its weights produce
+    (a pattern applied above would match the same dimension), a static shape (the bias
+    broadcast reads only the type)."""
     linear = plan.linear
     if plan.through or not isinstance(plan.feature, int) or len(linear.branches) != 1:
         return False
@@ -91,9 +92,15 @@ def _chain_may_go_on(plan: FoldPlan) -> bool:
     if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
         return False
     # A convolution's weights produce one dimension, the one the plan folds along.
-    if not isinstance(op, stablehlo.ConvolutionOp) and set(linear_layouts(op)) != {plan.feature}:
-        return False
-    return not may_fold_into(op) and not _reads_linear_result(plan.bias)
+    return isinstance(op, stablehlo.ConvolutionOp) or set(linear_layouts(op)) == {plan.feature}
+
+
+def _left_alone(plan: FoldPlan) -> bool:
+    """Whether no other fold would come between the folds of the chain's ops, one at a
+    time: the input side leaves the linear op alone (`input_side.may_fold_into`: the
+    driver visits it between them, once the first has given it a bias add), and the bias
+    reads no linear op's result (`_reads_linear_result`)."""
+    return not may_fold_into(plan.linear.linear) and not _reads_linear_result(plan.bias)
 
 
 def _reads_linear_result(value: PerChannel | None) -> bool:
