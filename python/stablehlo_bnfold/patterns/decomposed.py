@@ -128,8 +128,8 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
     below, first = plans[-1], plans[0]
     root = below.root
     uses = iter(root.result.uses)
-    use = next(uses)
-    if next(uses, None) is not None:
+    use = next(uses, None)
+    if use is None or next(uses, None) is not None:
         return None
     op = use.owner
     if isinstance(op, ir.Operation):
