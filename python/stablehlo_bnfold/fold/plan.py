@@ -25,8 +25,8 @@ from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
 __all__ = [
-    "FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "per_call_larger",
-    "shape_read_from_chain",
+    "FoldPlan", "MovedOperands", "NewWeights", "build", "build_chain", "combine", "plan_fold",
+    "per_call_larger", "shape_read_from_chain",
 ]
 
 
@@ -105,6 +105,7 @@ def plan_fold(
     after_feature: int | None = None,
     moved: tuple[MovedOperands | None, ...] = (),
     names: tuple[str, ...] = (),
+    bias_add: bool | None = None,
     larger_weights: bool = False,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
@@ -117,7 +118,8 @@ def plan_fold(
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
     is part of the output). Constant weights times a constant scale, and a constant shift,
     take the exact path (float64, one rounding, a reason when the result is not finite in
-    its element type; a zero bias adds nothing); anything else is computed in the graph,
+    its element type; a zero bias adds nothing where there is no bias add to replace:
+    `bias_add`, by default whether `linear` has one); anything else is computed in the graph,
     unless weights it scales on every call are larger than `root`'s result
     (`per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
     `fold-larger-weight-arguments`).
@@ -142,7 +144,9 @@ def plan_fold(
         bias = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), shift)
         if bias is None:
             return reasons.FOLDED_BIAS_OVERFLOW
-        if linear.bias_add is None and not np.any(bias):
+        if bias_add is None:
+            bias_add = linear.bias_add is not None
+        if not bias_add and not np.any(bias):
             bias = None
     if after is not None:
         after = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), after)
@@ -223,10 +227,33 @@ def _scaled_weights(
     return None
 
 
-def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value:
+def _built_linear(
+    plan: FoldPlan, rw: FoldRewriter, own_shape: bool, linear_result: ir.Value | None = None
+) -> ir.Value:
     """The new linear op of `plan`, its weights replaced, plus its bias; the bias is
     broadcast to the new linear op's own shape with `own_shape` (a fold through ops, or
-    one operand of a concatenate), else to a full-size operand of the root."""
+    one operand of a concatenate), else to a full-size operand of the root.
+    `linear_result`: the linear op an earlier step of the same build made (`build_chain`)."""
+    root, linear, feature = plan.root, plan.linear, plan.feature
+    linear_result, bias = _new_linear(plan, rw, linear_result)
+    if isinstance(feature, tuple) or own_shape:
+        like = linear_result
+    else:
+        like = _full_size_operand(root, linear, linear_result)
+    added = linear_result
+    if bias is not None and not isinstance(bias, np.ndarray):
+        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+    elif bias is not None:
+        added = rw.add_per_feature(linear_result, bias, feature, like)
+    return added
+
+
+def _new_linear(
+    plan: FoldPlan, rw: FoldRewriter, linear_result: ir.Value | None
+) -> tuple[ir.Value, np.ndarray | ir.Value | None]:
+    """The linear op of `plan` with its weights replaced (`linear_result`, by default
+    the chain's own, when none are), and the bias to add to it: rounded values, or a
+    vector built in the graph."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray) and isinstance(feature, tuple):
@@ -237,7 +264,8 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
         channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
         bias = rw.vector(bias, channels, result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
-    linear_result = linear.linear_value
+    if linear_result is None:
+        linear_result = linear.linear_value
     for op, new in zip(linear.branches, plan.weights):
         weights = new.weights
         index = weights.layout.weight_operand
@@ -254,16 +282,7 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple) or own_shape:
-        like = linear_result
-    else:
-        like = _full_size_operand(root, linear, linear_result)
-    added = linear_result
-    if bias is not None and not isinstance(bias, np.ndarray):
-        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    elif bias is not None:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
-    return added
+    return linear_result, bias
 
 
 def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
@@ -303,6 +322,26 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     for op, new in reversed(list(zip(plan.through, rebuilt))):
         rw.replace_inside(op, new)
     return rw.folded(root, result, linear.linear, through=", ".join(plan.names))
+
+
+def build_chain(plans: tuple[FoldPlan, ...], patterns: tuple[str, ...], rw: FoldRewriter) -> Outcome:
+    """Build `plans`, a chain's ops folded one after the other (each plan's root read
+    only by the next's, see `FoldPlan.root`), as one fold: each step builds what a build
+    of its plan alone would leave, before its root and with its root's location (its
+    per-channel values and, for the one step that scales, the weights and the new linear
+    op), the last one also its bias add, which replaces the last root. The report gets
+    one fold per plan, under `patterns`' names. A single plan is `build`."""
+    if len(plans) == 1:
+        return build(plans[0], rw)
+    linear_result = None
+    for plan in plans[:-1]:
+        with rw.acting_for(plan.root):
+            linear_result, _ = _new_linear(plan, rw, linear_result)
+    last = plans[-1]
+    with rw.acting_for(last.root):
+        added = _built_linear(last, rw, own_shape=False, linear_result=linear_result)
+    steps = tuple(zip((plan.root for plan in plans), patterns))
+    return rw.folded_chain(steps, added, last.linear.linear)
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

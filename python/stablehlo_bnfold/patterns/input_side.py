@@ -134,6 +134,7 @@ __all__ = [
     "fold_input_affine_into_conv",
     "fold_input_affine_into_dot",
     "fold_input_affine_into_dot_general",
+    "may_fold_into",
 ]
 
 
@@ -1068,3 +1069,13 @@ FOLD_INPUT_AFFINE_INTO_DOT_GENERAL = Pattern(
     stablehlo.DotGeneralOp,
     fold_input_affine_into_dot_general,
 )
+
+
+def may_fold_into(linear: ir.OpView) -> bool:
+    """Whether an input-side pattern may fold a chain into `linear`: False where it
+    declines at once, on its inputs' producers alone (`_may_start_chain`). The output
+    side folds a chain after `linear` in one application only where this is False: one
+    fold of the input side between the chain's ops (merging a shift into the bias add
+    the first of them builds) would change what the rest of them fold into."""
+    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
+    return any(_may_start_chain(v) for v in inputs)
