@@ -305,16 +305,29 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
     reaching only constants and function arguments (the answer that never moves an op
     onto an activation). Parameters passed as arguments reach a linear op through a few
     converts, reshapes or transposes, so the walk is short."""
+    # Each accessor is a call into the bindings (the input side asks this of every
+    # consumer's weights): each op's `operation` is read once, and its class is compared
+    # with `type(owner) in` (a linear op is never among those visited: it would have
+    # ended the walk).
     pending, seen = [value], set()
     while pending:
         owner = pending.pop().owner
-        if not isinstance(owner, ir.OpView) or hash(owner.operation) in seen:
-            continue  # a block argument, or visited
-        if isinstance(owner, LINEAR_OPS) or len(seen) >= budget:
+        if type(owner) in _LINEAR_SET:
             return True
-        seen.add(hash(owner.operation))
+        if not isinstance(owner, ir.OpView):
+            continue  # a block argument
+        key = hash(owner.operation)
+        if key in seen:
+            continue
+        if len(seen) >= budget:
+            return True
+        seen.add(key)
         pending.extend(owner.operands)
     return False
+
+
+_LINEAR_SET = frozenset(LINEAR_OPS)
+"""`LINEAR_OPS`, for `type(op) in`: `value.owner` is the op's registered class itself."""
 
 
 def master_weights(weights: ir.Value, wide: np.dtype) -> np.ndarray | None:
@@ -539,7 +552,6 @@ def affine_step(
     a subtract or divide has y on the left). None if it is not per-channel along
     `feature`; a reason when it is but cannot be folded (non-constant or non-finite
     statistics, variance + epsilon <= 0, a zero divisor)."""
-    zeros, ones = np.zeros(channels), np.ones(channels)
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         if op.feature_index.value != feature:
             return None
@@ -555,11 +567,13 @@ def affine_step(
     reason = factor_reason(c, divide=isinstance(op, stablehlo.DivOp))
     if reason is not None:
         return reason
+    # The unit vectors only now: most operands tried are not per-channel constants (an
+    # argument's broadcast, the chain's own activation side), and each is 1.5 us.
     if isinstance(op, stablehlo.MulOp):
-        return c, zeros
+        return c, np.zeros(channels)
     if isinstance(op, stablehlo.DivOp):
-        return 1.0 / c, zeros
-    return ones, (c if isinstance(op, stablehlo.AddOp) else -c)
+        return 1.0 / c, np.zeros(channels)
+    return np.ones(channels), (c if isinstance(op, stablehlo.AddOp) else -c)
 
 
 CHAIN_OPS = (stablehlo.BatchNormInferenceOp, *AFFINE_OPS)
@@ -687,9 +701,10 @@ def _affine_op(
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         step = affine_step(op, feature, channels, None)
         return step if step is None or isinstance(step, str) else AffineStep(op, op.operand, *step)
-    sides = ((op.lhs, op.rhs),)
+    lhs, rhs = op.lhs, op.rhs  # (each a call into the bindings: read once)
+    sides = ((lhs, rhs),)
     if isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
-        sides += ((op.rhs, op.lhs),)
+        sides += ((rhs, lhs),)
     for down, constant in sides:
         step = affine_step(op, feature, channels, constant)
         if isinstance(step, str):
