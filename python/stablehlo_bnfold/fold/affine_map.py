@@ -434,12 +434,14 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
         if not isinstance(owner, ir.OpView):
             found = _ARGUMENTS  # a function argument
             continue
-        if hash(owner.operation) in seen:
+        operation = owner.operation  # (a call into the bindings: read once)
+        key = hash(operation)
+        if key in seen:
             continue
         if len(seen) >= budget:
             return _DATA
-        seen.add(hash(owner.operation))
-        name = owner.operation.name
+        seen.add(key)
+        name = operation.name
         if name == "stablehlo.dynamic_broadcast_in_dim":
             pending.append(owner.operands[0])
         elif name in _PARAMETER_OPS:
