@@ -152,3 +152,46 @@ def test_batch_norms_before_a_reshape_or_transpose_fold_into_the_dense_layer_aft
     assert through == ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
     assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
     assert "stablehlo.multiply" not in compared.folded
+
+
+# BN (positive scales) -> torch-mlir's inline leaky relu, select(v > 0, v, v * 0.1) -> 3x3
+# convolution; BN -> jax.nn.leaky_relu as jax.export writes it (`call @leaky_relu(%v, %a)`,
+# its select a call of `_where`) -> 1x1 convolution.
+LEAKY = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x4xf32>) -> (tensor<1x4x4x5xf32>, tensor<1x6x6x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, 0.75, 0.5, 1.25]))}
+  %zero = stablehlo.constant dense<0.0> : tensor<1x6x6x4xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<1x6x6x4xf32>
+  %a1 = stablehlo.multiply %bn1, %alpha : tensor<1x6x6x4xf32>
+  %g1 = stablehlo.compare GT, %bn1, %zero, FLOAT : (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xi1>
+  %r1 = stablehlo.select %g1, %bn1, %a1 : tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 4, 5))}
+  %c1 = stablehlo.convolution(%r1, %k1) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<3x3x4x5xf32>) -> tensor<1x4x4x5xf32>
+{_batch_norm("bn2", "z", np.array([0.5, 1.5, 2.0, 0.25]))}
+  %slope = stablehlo.constant dense<0.2> : tensor<f32>
+  %r2 = call @leaky_relu(%bn2, %slope) : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x6x6x4xf32>
+  %k2 = stablehlo.constant {_kernel((1, 1, 4, 2))}
+  %c2 = stablehlo.convolution(%r2, %k2) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c1, %c2 : tensor<1x4x4x5xf32>, tensor<1x6x6x2xf32>
+}}
+func.func private @leaky_relu(%arg0: tensor<1x6x6x4xf32>, %arg1: tensor<f32>) -> tensor<1x6x6x4xf32> {{
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<1x6x6x4xf32>
+  %4 = call @_where(%1, %arg0, %3) : (tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  return %4 : tensor<1x6x6x4xf32>
+}}
+func.func private @_where(%arg0: tensor<1x6x6x4xi1>, %arg1: tensor<1x6x6x4xf32>, %arg2: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_leaky_relu_fold_forward_and_compute_the_same():
+    compared = fold_and_compare(LEAKY, seed=3, batch_norms_left=0, folds=2)
+    assert [fold.through for fold in compared.report.folds] == ["stablehlo.select"] * 2
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * 2
+    assert compared.folded.count("stablehlo.multiply") == 2  # each leaky relu's a * v

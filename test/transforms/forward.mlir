@@ -559,3 +559,143 @@ func.func @no_fold_negative_scale_before_global_max_pool(%arg0: tensor<1x2x2x2xf
   %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
   return %d : tensor<1x3xf32>
 }
+
+// -----
+
+// torch-mlir's (and TensorFlow's) inline leaky relu, select(v > 0, v, v * constant_like(a)):
+// for s > 0, leaky(v * s) = leaky(v) * s, the compare, multiply and select read x + t / s.
+// CHECK-LABEL: func.func @fold_through_inline_leaky_relu(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[A:.+]] = stablehlo.multiply %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[P:.+]] = stablehlo.compare GT, %[[X]], %{{.+}}, FLOAT
+// CHECK:         %[[R:.+]] = stablehlo.select %[[P]], %[[X]], %[[A]]
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[R]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_through_inline_leaky_relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.select [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<1x4x4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<1x4x4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<1x4x4x2xi1>, tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// jax.nn.leaky_relu as jax.export writes it, `call @leaky_relu(%v, %alpha)` (its select a call
+// of `_where`), then a dense layer: the call reads x + t / s; the callee stays as it is.
+// CHECK-LABEL: func.func @fold_through_leaky_relu_call(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[R:.+]] = call @leaky_relu(%[[X]], %{{.+}})
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     batch_norm_inference
+// CHECK-LABEL: func.func private @leaky_relu(
+// CHECK:         stablehlo.multiply
+func.func @fold_through_leaky_relu_call(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.select [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%y, %alpha) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<4x2xf32>, %arg1: tensor<f32>) -> tensor<4x2xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %2 = stablehlo.convert %arg1 : tensor<f32>
+  %3 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %4 = stablehlo.multiply %3, %arg0 : tensor<4x2xf32>
+  %5 = call @_where(%1, %arg0, %4) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %5 : tensor<4x2xf32>
+}
+func.func private @_where(%arg0: tensor<4x2xi1>, %arg1: tensor<4x2xf32>, %arg2: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<4x2xi1>, tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// A negative scale before a leaky relu: for s < 0 the slope moves to the other side of zero.
+// CHECK-LABEL: func.func @no_fold_negative_scale_before_leaky_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_negative_scale_before_leaky_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale is negative before a leaky relu: leaky(v * s) is not leaky(v) * s [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A zero scale before a leaky relu (a dead channel): x + t / s cannot be built.
+// CHECK-LABEL: func.func @no_fold_zero_scale_before_leaky_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_zero_scale_before_leaky_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.0]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// The leaky relu's compare is also returned: the fold would change it, so the select is
+// no leaky relu to pass, and no linear op reads the chain.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_compare_with_other_users(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_leaky_relu_compare_with_other_users(%arg0: tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<4x2xi1>) {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.compare, stablehlo.multiply, stablehlo.select) [stablehlo-fold-batch-norm]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d, %gt : tensor<4x3xf32>, tensor<4x2xi1>
+}

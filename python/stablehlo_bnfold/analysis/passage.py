@@ -1,11 +1,13 @@
-"""The ops a positive per-channel scale passes unchanged: relu, max-pool, zero padding,
-reductions over the other dimensions, transposes and reshapes that keep it whole.
+"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, max-pool, zero
+padding, reductions over the other dimensions, transposes and reshapes that keep it whole.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
     relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
     maxpool(v * s) = maxpool(v) * s      (a window of one along the channels)
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
+    leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
+                                          the rounding of a * v)
 
 since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
 maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
@@ -21,6 +23,8 @@ any per-channel map passes them.
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
+- `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
+  v, a * v), inline or a call of one (both directions read it here);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
@@ -47,6 +51,7 @@ from ..fold import reasons
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
+from .users import single_user
 
 __all__ = [
     "PASSAGE_OPS",
@@ -55,11 +60,13 @@ __all__ = [
     "callee",
     "called_body",
     "called_maximum",
+    "called_leaky_relu",
     "callees_read_once",
     "read_callee_once",
     "data_operands",
     "feature_below",
     "is_max_pool",
+    "leaky_relu_data",
     "max_pool_refused",
     "passed_by",
 ]
@@ -72,17 +79,20 @@ PASSAGE_OPS = (
     stablehlo.ReduceOp,
     stablehlo.ReshapeOp,
     stablehlo.TransposeOp,
+    stablehlo.SelectOp,
 )
-"""The op classes `passed_by` may pass (a call only when it calls a relu)."""
+"""The op classes `passed_by` may pass (a call only when it calls a relu or a leaky relu,
+a select only when it is a leaky relu)."""
 
 
 @dataclass(frozen=True)
 class Passed:
     """An op a positive per-channel scale passes, read through its operand `data`: a relu
-    (`zero` the maximum's other operand), a max-pool (`takes_max`), a zero pad or a sum
-    (`zero` None). `feature` is the feature dimension of its result. A sum passes a
-    per-channel shift too, times the number of elements it adds (`shift_factor`, when
-    the dimensions it reduces are static): sum(v + t) = sum(v) + n * t."""
+    (`zero` the maximum's other operand), a max-pool (`takes_max`), a leaky relu
+    (`leaky`), a zero pad or a sum (`zero` None). `feature` is the feature dimension of
+    its result. A sum passes a per-channel shift too, times the number of elements it
+    adds (`shift_factor`, when the dimensions it reduces are static): sum(v + t) = sum(v)
+    + n * t."""
 
     op: ir.OpView
     data: ir.Value
@@ -90,6 +100,7 @@ class Passed:
     feature: int
     takes_max: bool = False
     shift_factor: float | None = None
+    leaky: bool = False
 
     @property
     def is_relu(self) -> bool:
@@ -98,7 +109,9 @@ class Passed:
     @property
     def name(self) -> str:
         """The op as the report names it: a relu, a maximum or a call of one, is
-        `stablehlo.maximum`."""
+        `stablehlo.maximum`; a leaky relu, a select or a call of one, `stablehlo.select`."""
+        if self.leaky:
+            return "stablehlo.select"
         return "stablehlo.maximum" if self.is_relu else self.op.operation.name
 
 
@@ -118,7 +131,8 @@ def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
 def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`), a pad of `value` with zero
+    is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
+    (`leaky_relu_data`; `op` may be its compare or multiply), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
@@ -145,6 +159,11 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
         return Passed(op, data, zero, feature)
+    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp, stablehlo.SelectOp, func.CallOp)):
+        leaky = _leaky_relu_of(op, value)
+        if leaky is not None:
+            # leaky(v * s) = leaky(v) * s for s > 0, any a: the sign of v * s is v's.
+            return Passed(leaky, value, None, feature, leaky=True)
     return None
 
 
@@ -435,3 +454,130 @@ def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
         if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
             return op
     return None
+
+
+def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
+    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
+    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
+    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
+    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
+    for any a: leaky(v) * s = leaky(v * s) for s > 0. The callee is read once a pass run
+    (`read_callee_once`)."""
+    number = read_callee_once(call, "leaky_relu", _leaky_argument)
+    if number is None:
+        return None
+    data = call.operands[number]
+    return data if data.type == call.results[0].type else None
+
+
+def _leaky_argument(block: ir.Block, value: ir.Value) -> int | None:
+    """The argument number of v when `value`, returned by `block`, is `select(v >= 0, v,
+    a * v)` of an argument v (`called_leaky_relu`); else None."""
+    selected = _selected(value)
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    if not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    return argument_number(v, block)
+
+
+def leaky_relu_data(op: ir.OpView) -> ir.Value | None:
+    """The data operand v of `op` when it is a leaky relu, select(v >= 0 (or v > 0), v,
+    a * v): a call of a function that returns one (`called_leaky_relu`), or inline, a
+    select or a call of jax's `_where` whose compare and multiply only it reads
+    (torch-mlir's and TensorFlow's lowering, `select(v > 0, v, v * constant_like(a))`);
+    else None.
+
+    >>> leaky_relu_data(select_op)   # doctest: +SKIP
+    <the value v>
+    """
+    if isinstance(op, func.CallOp):
+        data = called_leaky_relu(op)
+        if data is not None:
+            return data
+    if not isinstance(op, (stablehlo.SelectOp, func.CallOp)) or len(op.results) != 1:
+        return None
+    selected = _selected(op.results[0])
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    if not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    # The compare and the multiply read v too: a fold that changes v changes them, which
+    # only the leaky relu may see.
+    if not (single_user(test) and single_user(otherwise)) or v.type != op.results[0].type:
+        return None
+    return v
+
+
+def _leaky_relu_of(op: ir.OpView, value: ir.Value) -> ir.OpView | None:
+    """The leaky relu of `value` (`leaky_relu_data`) that `op`, a reader of `value`, is or
+    is part of: `op` itself, or for an inline one's compare or multiply the select (or
+    `_where` call) that reads its result; else None."""
+    root = op
+    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp)):
+        users = list(op.results[0].uses)
+        if len(users) != 1:
+            return None
+        root = users[0].owner
+    if not isinstance(root, (stablehlo.SelectOp, func.CallOp)):
+        return None
+    data = leaky_relu_data(root)
+    return root if data is not None and data == value else None
+
+
+def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
+    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
+    that returns the select of its last three arguments in order (jax's `_where`, after
+    dimension sizes with a symbolic batch)."""
+    owner = value.owner
+    if isinstance(owner, stablehlo.SelectOp):
+        return owner.pred, owner.on_true, owner.on_false
+    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
+        return None
+    function = callee(owner)
+    if function is None or len(function.regions[0].blocks) != 1:
+        return None
+    block = function.regions[0].blocks[0]
+    returned = block.operations[len(block.operations) - 1].operands
+    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
+        return None
+    select = returned[0].owner
+    numbers = [argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
+    last = len(owner.operands) - 3
+    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
+        return None
+    return tuple(owner.operands)[last:]
+
+
+def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
+    """Whether `test` is `v >= 0` or `v > 0`."""
+    compare = test.owner
+    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
+        return False
+    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
+    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
+
+
+def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
+    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
+    (converted or not), or times a splat constant (torch-mlir's and TensorFlow's inline
+    leaky relu, `chlo.constant_like(alpha)`): a factor that does not depend on `v`."""
+    product = value.owner
+    if not isinstance(product, stablehlo.MulOp):
+        return False
+    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        if this == v and isinstance(other.owner, stablehlo.ConstantOp) and uniform_f64(other) is not None:
+            return True
+        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+        if this != v or not isinstance(other.owner, broadcast):
+            continue
+        scalar = other.owner.operand
+        while isinstance(scalar.owner, stablehlo.ConvertOp):
+            scalar = scalar.owner.operand
+        if ir.RankedTensorType(scalar.type).rank == 0 and (
+            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
+        ):
+            return True
+    return False

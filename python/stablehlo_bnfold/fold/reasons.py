@@ -75,6 +75,7 @@ __all__ = [
     "RESHAPE_SPLITS_FEATURE",
     "Reason",
     "SCALE_NEGATIVE",
+    "SCALE_NEGATIVE_LEAKY",
     "SCALE_NEGATIVE_POOL",
     "SCALE_NOT_CONSTANT",
     "SCALE_ONE",
@@ -237,6 +238,12 @@ SCALE_NEGATIVE_POOL = Reason(
 )
 """Why a negative scale does not pass a max-pool forward: the maximum of v * s for s < 0
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
+SCALE_NEGATIVE_LEAKY = Reason(
+    "per-channel scale is negative before a leaky relu: leaky(v * s) is not leaky(v) * s"
+)
+"""Why a negative scale does not pass a leaky relu forward: for s < 0 the slope a moves
+to the other side of zero, leaky(v * s) = s * select(v > 0, a * v, v), which no op after
+it can take."""
 REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
 REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")

@@ -58,8 +58,8 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a max-pool, a zero pad, a sum, a transpose or a reshape
-(`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+Forward across a relu, a leaky relu, a max-pool, a zero pad, a sum, a transpose or a
+reshape (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
 with a positive per-feature scale and keep the feature dimension whole (pre-activation
 networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
 and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
@@ -67,6 +67,7 @@ the other dimensions, whose divide folds into the Dense first). For s > 0,
 
     relu(x * s + t) = relu(x + t / s) * s,   maxpool(v * s) = maxpool(v) * s,
     pad(v * s, 0) = pad(v, 0) * s,           sum(v * s) = sum(v) * s,
+    leaky(x * s + t) = leaky(x + t / s) * s  (select(v >= 0, v, a * v), any a),
 
 so the scale folds into every linear op at the end, L(P(x * s + t), K) = L(P(x + t / s),
 K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pool's and a pad's
@@ -76,7 +77,11 @@ negative scale passes a relu too, as a clamp: relu(s * u) = s * clamp(lo, u, hi)
 is on the side of 0 the sign of s picks); the relu (a maximum, or a call of one, which is
 replaced at the call) becomes `clamp` with per-channel bounds when some s is negative.
 A max-pool has no such form (the maximum of v * s for s < 0 is s times the minimum of
-v), and a zero scale leaves no x + t / s: both are refused. A scale that is not a
+v), nor a leaky relu (its slope moves to the other side of zero), and a zero scale
+leaves no x + t / s: all are refused. A leaky relu is jax's `call @leaky_relu(%v, %a)`
+or the inline select(v > 0, v, v * a) of torch-mlir and TensorFlow, whose compare and
+multiply read the chain too (only the select may read them); it stays as it is, on x
++ t / s. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
@@ -103,7 +108,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, passed_by
+from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, leaky_relu_data, passed_by
 from ..analysis.shapes import SHAPE_READERS, shape_read_from
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -152,11 +157,12 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
-    layer), then the chain's only user, or such a chain below relus, max-pools, zero pads,
-    sums, transposes and reshapes (its scale not all ones: a shift alone reached through
+    layer), then the chain's only user, or such a chain below relus, leaky relus,
+    max-pools, zero pads, sums, transposes and reshapes (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
     op reading it along the feature, without a convert an op that reads only its shape
-    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, max-pool, pad, `reduce`
+    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
+    one, or an inline select whose compare and multiply only it reads), max-pool, pad, `reduce`
     add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
@@ -171,9 +177,9 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     value in the graph), and finite; through a convert with values or weights in the graph,
     the shift is zero; with steps in the graph, the chain's constants are finite in the
     activation's type; the fold removes an activation-sized op; with ops passed, the chain's
-    values are constants; with a relu, max-pool or pad passed (not only sums, transposes and
+    values are constants; with a relu, leaky relu, max-pool or pad passed (not only sums, transposes and
     reshapes, which the shift passes, as n * t through a sum of n elements), no scale is
-    zero, no scale is negative where a maximum is passed, and with a shift the chain has two
+    zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
     activation-sized ops or more, the shift staying in front as x + t / s (as below); where
     the convolution pads or dilates its input, or the bias adds the fold needs (none where
     the shift is zero or merges into the consumer's own bias add) are not fewer than the
@@ -320,6 +326,9 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
             datas = list(op.operands)  # `data_operands`: either side
         else:
             datas = [d for d, _ in data_operands(op)]
+            if not datas:
+                leaky = leaky_relu_data(op)  # a select, or a call of another function
+                datas = [] if leaky is None else [leaky]
         for data in datas:
             owner = data.owner
             if isinstance(owner, _WALKED):
@@ -436,6 +445,8 @@ def _consumers(
                 continue
             if channels is not None:
                 step = passed_by(user, value, feature, channels)
+                if isinstance(step, Passed) and any(p.op == step.op for p in passed):
+                    continue  # an inline leaky relu, reached by its compare, multiply and select
                 if isinstance(step, Passed):
                     passed.append(step)
                     pending.append((step.op.results[0], step.feature, factor * (step.shift_factor or 1.0)))
@@ -702,6 +713,8 @@ def _passage_refused(
         return reasons.SCALE_ZERO
     if np.any(scale < 0) and any(p.takes_max for p in passed):
         return reasons.SCALE_NEGATIVE_POOL
+    if np.any(scale < 0) and any(p.leaky for p in passed):
+        return reasons.SCALE_NEGATIVE_LEAKY
     if not no_shift and removed < 2:
         return reasons.COST_NOTHING_REMOVED
     return None

@@ -70,8 +70,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
 from ..analysis.passage import argument_number as _argument_number
-from ..analysis.passage import callee as _callee
-from ..analysis.passage import called_body as _returned
+from ..analysis.passage import called_leaky_relu as _called_leaky_relu
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import max_pool_refused as _max_pool_refused
 from ..analysis.passage import read_callee_once
@@ -443,80 +442,6 @@ def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, fl
             if number is not None and lo is not None:
                 found.append((number, lo, hi))
     return found
-
-
-def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
-    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
-    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
-    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
-    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
-    for any a: leaky(v) * s = leaky(v * s) for s > 0."""
-    found = _returned(call)
-    if found is None:
-        return None
-    block, value = found
-    selected = _selected(value)
-    if selected is None:
-        return None
-    test, v, otherwise = selected
-    number = _argument_number(v, block)
-    if number is None or not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
-        return None
-    data = call.operands[number]
-    return data if data.type == call.results[0].type else None
-
-
-def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
-    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
-    that returns the select of its last three arguments in order (jax's `_where`, after
-    dimension sizes with a symbolic batch)."""
-    owner = value.owner
-    if isinstance(owner, stablehlo.SelectOp):
-        return owner.pred, owner.on_true, owner.on_false
-    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
-        return None
-    callee = _callee(owner)
-    if callee is None or len(callee.regions[0].blocks) != 1:
-        return None
-    block = callee.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
-        return None
-    select = returned[0].owner
-    numbers = [_argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
-    last = len(owner.operands) - 3
-    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
-        return None
-    return tuple(owner.operands)[last:]
-
-
-def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
-    """Whether `test` is `v >= 0` or `v > 0`."""
-    compare = test.owner
-    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
-        return False
-    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
-    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
-
-
-def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
-    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
-    (converted or not): a factor that does not depend on `v`."""
-    product = value.owner
-    if not isinstance(product, stablehlo.MulOp):
-        return False
-    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
-        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
-        if this != v or not isinstance(other.owner, broadcast):
-            continue
-        scalar = other.owner.operand
-        while isinstance(scalar.owner, stablehlo.ConvertOp):
-            scalar = scalar.owner.operand
-        if ir.RankedTensorType(scalar.type).rank == 0 and (
-            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
-        ):
-            return True
-    return False
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
