@@ -195,3 +195,47 @@ def test_batch_norms_before_a_leaky_relu_fold_forward_and_compute_the_same():
     assert [fold.through for fold in compared.report.folds] == ["stablehlo.select"] * 2
     assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * 2
     assert compared.folded.count("stablehlo.multiply") == 2  # each leaky relu's a * v
+
+
+# BN (scales of both signs) -> ReLU6 as a clamp -> 3x3 convolution (VALID, every tap reads
+# the input): the bounds move with scale and shift, the shift into a bias after it; BN ->
+# jax.nn.relu6 (`call @relu6(%v)`) -> zero pad -> 3x3 convolution: the pad blocks the
+# shift, which stays in front, the bounds moved by the scale alone.
+CLAMPS = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x4xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r1 = stablehlo.clamp %lo, %bn1, %hi : (tensor<f32>, tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x6x6x4xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 4, 3))}
+  %c1 = stablehlo.convolution(%r1, %k1) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<3x3x4x3xf32>) -> tensor<1x4x4x3xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0, 0.25]))}
+  %r2 = call @relu6(%bn2) : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %r2, %pz, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x8x8x4xf32>
+  %k2 = stablehlo.constant {_kernel((3, 3, 4, 2))}
+  %c2 = stablehlo.convolution(%p, %k2) {_CONV.format()} : (tensor<1x8x8x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c1, %c2 : tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>
+}}
+func.func private @relu6(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<1x6x6x4xf32>
+  %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<1x6x6x4xf32>
+  return %3 : tensor<1x6x6x4xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_clamp_fold_forward_with_the_bounds_moved_and_compute_the_same():
+    compared = fold_and_compare(CLAMPS, seed=4, batch_norms_left=0, folds=2)
+    assert sorted(fold.through for fold in compared.report.folds) == [
+        "stablehlo.clamp", "stablehlo.clamp, stablehlo.pad"
+    ]
+    # Only the padded branch keeps its shift in front.
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    assert compared.folded.count("stablehlo.clamp") == 2
+    assert "call @relu6" not in compared.folded
+    assert "stablehlo.multiply" not in compared.folded

@@ -699,3 +699,163 @@ func.func @no_fold_leaky_relu_compare_with_other_users(%arg0: tensor<4x2xf32>) -
   %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
   return %d, %gt : tensor<4x3xf32>, tensor<4x2xi1>
 }
+
+// -----
+
+// ReLU6 as a clamp, then a dense layer with its own bias: the bounds move with the whole map,
+// clamp(lo, v * s + t, hi) = clamp((lo - t) / s, v, (hi - t) / s) * s + t (swapped where
+// s < 0), so the shift passes it into the dense layer's bias: nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_clamp_shift_into_bias(
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[-0.166666672, -1.300000e+01]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[3.83333325, -1.000000e+00]> : tensor<2xf32>
+// CHECK-DAG:     %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [1]
+// CHECK-DAG:     %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [1]
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %arg0, %[[HB]] : tensor<4x2xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<4x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_through_clamp_shift_into_bias(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %b = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %o = stablehlo.add %d, %bb : tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
+}
+
+// -----
+
+// The same clamp before a 1x1 convolution with more output channels than input ones: a bias
+// add after it would sit on a larger tensor, so the shift stays in front as x + t / s and
+// the bounds move by the scale alone, lo / s and hi / s (swapped where s < 0).
+// CHECK-LABEL: func.func @fold_through_clamp_shift_kept(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[0.000000e+00, -1.200000e+01]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[4.000000e+00, -0.000000e+00]> : tensor<2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[R]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_through_clamp_shift_kept(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.clamp [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// jax.nn.relu6 as jax.export writes it, `call @relu6(%v)` of minimum(maximum(v, 0), 6): the
+// call becomes an inline clamp with the moved bounds; the callee stays.
+// CHECK-LABEL: func.func @fold_through_relu6_call(
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK-NOT:     call @relu6
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     batch_norm_inference
+// CHECK-LABEL: func.func private @relu6(
+func.func @fold_through_relu6_call(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %r = call @relu6(%y) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5], [0.75]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x1xf32>) -> tensor<4x1xf32>
+  %w2 = stablehlo.constant dense<[[0.5, -0.25, 1.0]]> : tensor<1x3xf32>
+  %e = stablehlo.dot_general %d, %w2, contracting_dims = [1] x [0] : (tensor<4x1xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %e : tensor<4x3xf32>
+}
+func.func private @relu6(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<4x2xf32>
+  %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<4x2xf32>
+  return %3 : tensor<4x2xf32>
+}
+
+// -----
+
+// A clamp whose upper bound is an argument: it cannot move with the scale.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_not_constant(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_clamp_bounds_not_constant(%arg0: tensor<4x2xf32>, %hi: tensor<f32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the clamp's bounds are not per-channel constants: they cannot move with the scale [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A zero scale before a clamp (a dead channel): its bounds would move to (lo - t) / 0.
+// CHECK-LABEL: func.func @no_fold_zero_scale_before_clamp(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_zero_scale_before_clamp(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.0]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// Bounds that overflow f32 once moved: 3e38 / 0.5 is not finite.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_overflow(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the clamp's bounds times the scale overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<3.0e38> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}

@@ -1,5 +1,5 @@
-"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, max-pool, zero
-padding, reductions over the other dimensions, transposes and reshapes that keep it whole.
+"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, clamp (its bounds
+moved), max-pool, zero padding, reductions over the other dimensions, transposes and reshapes that keep it whole.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
@@ -8,6 +8,8 @@ For s > 0 per channel, element by element and exactly in every rounding mode,
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
     leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
                                           the rounding of a * v)
+    clamp(lo, v * s, hi) = clamp(lo / s, v, hi / s) * s   (up to the rounding of the
+                                          moved bounds; lo and hi swapped for s < 0)
 
 since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
 maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
@@ -25,6 +27,9 @@ any per-channel map passes them.
   max-pool, as (data operand, the maximum's other operand);
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one (both directions read it here);
+- `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
+  per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
+  leaky relu;
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
@@ -56,12 +61,15 @@ from .users import single_user
 __all__ = [
     "PASSAGE_OPS",
     "Passed",
+    "activation_data",
     "argument_number",
     "callee",
     "called_body",
     "called_maximum",
+    "called_relu6",
     "called_leaky_relu",
     "callees_read_once",
+    "clamp_bound_f64",
     "read_callee_once",
     "data_operands",
     "feature_below",
@@ -80,19 +88,23 @@ PASSAGE_OPS = (
     stablehlo.ReshapeOp,
     stablehlo.TransposeOp,
     stablehlo.SelectOp,
+    stablehlo.ClampOp,
 )
-"""The op classes `passed_by` may pass (a call only when it calls a relu or a leaky relu,
-a select only when it is a leaky relu)."""
+"""The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
+a relu6, a select only when it is a leaky relu)."""
 
 
 @dataclass(frozen=True)
 class Passed:
     """An op a positive per-channel scale passes, read through its operand `data`: a relu
     (`zero` the maximum's other operand), a max-pool (`takes_max`), a leaky relu
-    (`leaky`), a zero pad or a sum (`zero` None). `feature` is the feature dimension of
-    its result. A sum passes a per-channel shift too, times the number of elements it
-    adds (`shift_factor`, when the dimensions it reduces are static): sum(v + t) = sum(v)
-    + n * t."""
+    (`leaky`), a clamp (`bounds`), a zero pad or a sum (`zero` None). `feature` is the
+    feature dimension of its result. A sum passes a per-channel shift too, times the
+    number of elements it adds (`shift_factor`, when the dimensions it reduces are
+    static): sum(v + t) = sum(v) + n * t; a clamp passes any per-channel map when its
+    bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
+    for s > 0 (the bounds swapped for s < 0). `shift_before` is what a shift is
+    multiplied by on the way to the op (set by the walk that reaches it)."""
 
     op: ir.OpView
     data: ir.Value
@@ -101,6 +113,9 @@ class Passed:
     takes_max: bool = False
     shift_factor: float | None = None
     leaky: bool = False
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
+    """A clamp's lower and upper bounds, per channel in float64 (a relu6 call's too)."""
+    shift_before: float = 1.0
 
     @property
     def is_relu(self) -> bool:
@@ -112,6 +127,8 @@ class Passed:
         `stablehlo.maximum`; a leaky relu, a select or a call of one, `stablehlo.select`."""
         if self.leaky:
             return "stablehlo.select"
+        if self.bounds is not None:
+            return "stablehlo.clamp"
         return "stablehlo.maximum" if self.is_relu else self.op.operation.name
 
 
@@ -132,7 +149,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
     is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
-    (`leaky_relu_data`; `op` may be its compare or multiply), a pad of `value` with zero
+    (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
+    constant bounds or a call of a relu6 (`called_relu6`), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
@@ -143,6 +161,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     """
     if isinstance(op, stablehlo.PadOp):
         return _pad(op, value, feature)
+    if isinstance(op, stablehlo.ClampOp):
+        return _clamp(op, value, feature, channels)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
     if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
@@ -159,6 +179,11 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
         return Passed(op, data, zero, feature)
+    if isinstance(op, func.CallOp):
+        relu6 = called_relu6(op)
+        if relu6 is not None and relu6[0] == value:
+            bounds = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
+            return Passed(op, value, None, feature, shift_factor=1.0, bounds=bounds)
     if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp, stablehlo.SelectOp, func.CallOp)):
         leaky = _leaky_relu_of(op, value)
         if leaky is not None:
@@ -231,6 +256,30 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
     static = not any(shaped.is_dynamic_dim(d) for d in reduced)
     count = float(np.prod([shaped.shape[d] for d in reduced])) if static else None
     return Passed(op, value, None, feature - below, False, count)
+
+
+def _clamp(clamp: stablehlo.ClampOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
+    """A clamp of `value` as a passed op, its bounds per channel, or why not: a bound is
+    not a constant (scalar or per channel along `feature`)."""
+    if clamp.operand != value or value in (clamp.min, clamp.max):
+        return None
+    lower = clamp_bound_f64(clamp.min, feature, channels)
+    upper = clamp_bound_f64(clamp.max, feature, channels)
+    if lower is None or upper is None:
+        return reasons.CLAMP_BOUNDS_NOT_CONSTANT
+    return Passed(clamp, value, None, feature, shift_factor=1.0, bounds=(lower, upper))
+
+
+def activation_data(op: ir.OpView) -> ir.Value | None:
+    """The data operand of `op` when it is a clamp, a call of a relu6 (`called_relu6`) or
+    a leaky relu (`leaky_relu_data`); else None."""
+    if isinstance(op, stablehlo.ClampOp):
+        return op.operand
+    if isinstance(op, func.CallOp):
+        relu6 = called_relu6(op)
+        if relu6 is not None:
+            return relu6[0]
+    return leaky_relu_data(op)
 
 
 def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason | None:
@@ -581,3 +630,43 @@ def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
         ):
             return True
     return False
+
+
+def clamp_bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
+    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
+    `per_channel_f64` along `feature`; None when it is not a constant."""
+    if ir.RankedTensorType(bound.type).rank == 0:
+        value = uniform_f64(bound)
+        return None if value is None else np.full(channels, value)
+    return per_channel_f64(bound, feature, channels)
+
+
+def called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
+    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
+    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
+    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
+    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
+    a fold replaces the call by an inline clamp with moved bounds."""
+    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
+    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
+        if call.operands[number].type == call.results[0].type:
+            return call.operands[number], lo, hi
+    return None
+
+
+def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
+    """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
+    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
+    minimum = value.owner
+    if not isinstance(minimum, stablehlo.MinOp):
+        return []
+    found = []
+    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
+        maximum, hi = inner.owner, uniform_f64(upper)
+        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
+            continue
+        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+            number, lo = argument_number(v, block), uniform_f64(lower)
+            if number is not None and lo is not None:
+                found.append((number, lo, hi))
+    return found

@@ -58,8 +58,8 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a leaky relu, a max-pool, a zero pad, a sum, a transpose or a
-reshape (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+Forward across a relu, a leaky relu, a clamp, a max-pool, a zero pad, a sum, a transpose
+or a reshape (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
 with a positive per-feature scale and keep the feature dimension whole (pre-activation
 networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
 and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
@@ -81,7 +81,20 @@ v), nor a leaky relu (its slope moves to the other side of zero), and a zero sca
 leaves no x + t / s: all are refused. A leaky relu is jax's `call @leaky_relu(%v, %a)`
 or the inline select(v > 0, v, v * a) of torch-mlir and TensorFlow, whose compare and
 multiply read the chain too (only the select may read them); it stays as it is, on x
-+ t / s. A scale that is not a
++ t / s.
+
+A clamp (ReLU6: `stablehlo.clamp`, or jax's `call @relu6(%v)`, replaced by an inline
+clamp) with constant bounds passes any constant scale without a zero, its bounds moved:
+
+    clamp(lo, x * s + c, hi) = clamp((lo - c) / s, x, (hi - c) / s) * s + c   (s > 0)
+
+and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s). Where nothing
+else blocks the shift (no relu, pool or pad), c is the shift (times what the sums before
+the clamp add up) and passes the clamp into the linear ops' biases as through a sum:
+mul + add + clamp become one clamp, and at most the bias adds the cost rule below allows;
+where the shift stays in front as x + t / s, c is zero and the bounds are lo / s and hi
+/ s. The new bounds are per-channel constants, broadcast (no op on the activation), and
+are rounded once: the clamp errs by one rounding of the bound, as the folded weights do. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
@@ -108,7 +121,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, leaky_relu_data, passed_by
+from ..analysis.passage import PASSAGE_OPS, Passed, activation_data, data_operands, feature_below, passed_by
 from ..analysis.shapes import SHAPE_READERS, shape_read_from
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -158,13 +171,14 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus,
-    max-pools, zero pads, sums, transposes and reshapes (its scale not all ones: a shift alone reached through
+    clamps, max-pools, zero pads, sums, transposes and reshapes (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
     op reading it along the feature, without a convert an op that reads only its shape
     (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
-    one, or an inline select whose compare and multiply only it reads), max-pool, pad, `reduce`
-    add or maximum, transpose or reshape, whose users are walked alike along the feature as
-    it leaves it: a relu's other operand is zero, a max-pool's init value is -inf or the
+    one, or an inline select whose compare and multiply only it reads), clamp (or a call of
+    a relu6), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
+    it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
+    per channel along the feature), a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
     one, none and one, a pad's padding value is zero and it pads nothing along the feature,
     a reduce reduces other dimensions only, from 0 for an add and -inf or the lowest value
@@ -177,7 +191,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     value in the graph), and finite; through a convert with values or weights in the graph,
     the shift is zero; with steps in the graph, the chain's constants are finite in the
     activation's type; the fold removes an activation-sized op; with ops passed, the chain's
-    values are constants; with a relu, leaky relu, max-pool or pad passed (not only sums, transposes and
+    values are constants; with a clamp passed, no scale is zero; with a relu, leaky
+    relu, max-pool or pad passed (not only sums, transposes and
     reshapes, which the shift passes, as n * t through a sum of n elements), no scale is
     zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
     activation-sized ops or more, the shift staying in front as x + t / s (as below); where
@@ -186,7 +201,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     chain's ops or one is on a result larger than the input, the shift stays in front as x +
     t / s, which needs s not all ones (and, where it stays for the bias adds, two removed
     ops or more), everything a constant and no s zero, and t / s finite in the activation's
-    type; for each consumer, the bias and K * s are finite in their element types (in the
+    type; each clamp's moved bounds are finite in its element type (infinite ones stay
+    infinite); for each consumer, the bias and K * s are finite in their element types (in the
     graph, the scale and shift, where they are constants, in the weights' type), and with x
     + t / s, rounding K * s, magnified by t / s, errs by at most eps of sum |K * t| per
     output feature. A chain that stops at a per-feature op it cannot fold (a NaN variance
@@ -327,8 +343,8 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
         else:
             datas = [d for d, _ in data_operands(op)]
             if not datas:
-                leaky = leaky_relu_data(op)  # a select, or a call of another function
-                datas = [] if leaky is None else [leaky]
+                data = activation_data(op)  # a clamp, a select, or a call of another function
+                datas = [] if data is None else [data]
         for data in datas:
             owner = data.owner
             if isinstance(owner, _WALKED):
@@ -448,7 +464,7 @@ def _consumers(
                 if isinstance(step, Passed) and any(p.op == step.op for p in passed):
                     continue  # an inline leaky relu, reached by its compare, multiply and select
                 if isinstance(step, Passed):
-                    passed.append(step)
+                    passed.append(replace(step, shift_before=factor))
                     pending.append((step.op.results[0], step.feature, factor * (step.shift_factor or 1.0)))
                     continue
                 if step is not None:
@@ -587,6 +603,9 @@ class _Plan:
     feature: int = 0
     """The chain's feature dimension (the layout's, unless a reduce, reshape or transpose
     is passed)."""
+    clamps: tuple[tuple[Passed, np.ndarray, np.ndarray], ...] = ()
+    """Each clamp passed (or call of a relu6) with its moved bounds, rounded: it is
+    rebuilt as a clamp with them."""
 
 
 def _plan(
@@ -643,6 +662,9 @@ def _plan(
     blocked = any(p.shift_factor is None for p in passed)
     if passed and not unit_scale and not affine.constant:
         return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
+    if any(p.bounds is not None for p in passed) and np.any(scale == 0):
+        # A clamp's bounds move to (lo - c) / s: a dead channel has none.
+        return rw.skip(top, reasons.SCALE_ZERO)
     if blocked and not unit_scale:
         refused = _passage_refused(passed, scale, no_shift, removed)
         if refused is not None:
@@ -687,6 +709,9 @@ def _plan(
             moved = round_to(activation_dtype, shift / scale)
         if moved is None:
             return rw.skip(top, reasons.SHIFT_OVER_SCALE_OVERFLOW)
+    clamps = _moved_clamps(passed, scale, shift if moved is None and not no_shift else None)
+    if clamps is None:
+        return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
 
     plans = []
     for consumer, own in zip(consumers, owns):
@@ -698,8 +723,41 @@ def _plan(
         plans.append(plan)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
-        tuple(passed), negative, feature,
+        tuple(passed), negative, feature, clamps,
     )
+
+
+def _moved_clamps(
+    passed: list[Passed], scale: np.ndarray, shift: np.ndarray | None
+) -> tuple[tuple[Passed, np.ndarray, np.ndarray], ...] | None:
+    """Each clamp of `passed` with its bounds moved, or None when a finite one is not
+    finite in the clamp's element type. The clamp read v * s + c, c the `shift` times
+    what the sums before it added (none when the shift stays in front or is zero), and
+    reads v after the fold: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) /
+    s) * s + c for s > 0, and with the bounds swapped for s < 0 (v * s >= lo iff v <= lo
+    / s), exactly up to the bounds' rounding; infinite bounds stay infinite."""
+    clamps = []
+    for p in passed:
+        if p.bounds is None:
+            continue
+        c = 0.0 if shift is None else shift * p.shift_before
+        with np.errstate(all="ignore"):
+            lower, upper = ((bound - c) / scale for bound in p.bounds)
+        lower, upper = np.where(scale < 0, upper, lower), np.where(scale < 0, lower, upper)
+        dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
+        rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
+        if rounded[0] is None or rounded[1] is None:
+            return None
+        clamps.append((p, rounded[0], rounded[1]))
+    return tuple(clamps)
+
+
+def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
+    """`bound` rounded to `dtype` (`round_to`), its infinite entries kept; None when a
+    finite one overflows or one is NaN."""
+    infinite = np.isinf(bound)
+    rounded = round_to(dtype, np.where(infinite, 0.0, bound))
+    return None if rounded is None else np.where(infinite, bound, rounded).astype(dtype)
 
 
 def _passage_refused(
@@ -801,8 +859,13 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     if plan.negative is not None:
         for passed in plan.passed:
             if passed.is_relu:
-                shaped = like if passed.data.type == like.type else passed.data
-                _clamp(rw, passed, plan.negative, passed.feature, shaped)
+                # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
+                dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
+                lower = np.where(plan.negative, -np.inf, 0.0).astype(dtype)
+                upper = np.where(plan.negative, 0.0, np.inf).astype(dtype)
+                _clamp(rw, passed, lower, upper, like)
+    for passed, lower, upper in plan.clamps:
+        _clamp(rw, passed, lower, upper, like)
     through = ", ".join(p.name for p in plan.passed)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
@@ -836,22 +899,22 @@ def _shape_source(affine: AffineChain) -> ir.Value:
     return affine.x
 
 
-def _clamp(rw: FoldRewriter, relu: Passed, negative: np.ndarray, feature: int, like: ir.Value) -> None:
-    """Replace `relu` by `clamp(lo, v, hi)` per channel: relu(s * v) = s * clamp(lo, v, hi)
-    with (lo, hi) = (0, +inf) where s > 0 and (-inf, 0) where s < 0, the s moved into the
-    linear ops after it. A call of a relu is replaced at the call (the callee stays)."""
-    data = relu.data
+def _clamp(rw: FoldRewriter, passed: Passed, lower: np.ndarray, upper: np.ndarray, like: ir.Value) -> None:
+    """Replace `passed` (a relu, a clamp, or a call of either) by `clamp(lower, v, upper)`
+    with per-channel bounds along its feature, broadcast to the shape of `like` when it
+    has v's type (a dynamic shape read from the chain's broadcast), else of v. A call is
+    replaced at the call (the callee stays)."""
+    data = passed.data
+    shaped = like if data.type == like.type else data
     element = ir.RankedTensorType(data.type).element_type
-    dtype = float_dtype(element)
-    lo = np.where(negative, -np.inf, 0.0).astype(dtype)
-    hi = np.where(negative, 0.0, np.inf).astype(dtype)
-    vector = ir.RankedTensorType.get([len(negative)], element)
-    with rw.building_before(relu.op):
+    vector = ir.RankedTensorType.get([len(lower)], element)
+    with rw.building_before(passed.op):
         bounds = [
-            rw.broadcast(rw.constant(b, vector, relu.op.location), like, feature) for b in (lo, hi)
+            rw.broadcast(rw.constant(b, vector, passed.op.location), shaped, passed.feature)
+            for b in (lower, upper)
         ]
         clamped = rw.build(stablehlo.ClampOp, bounds[0], data, bounds[1])
-    rw.replace_inside(relu.op, clamped)
+    rw.replace_inside(passed.op, clamped)
 
 
 def _build_consumer(

@@ -69,12 +69,12 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.passage import argument_number as _argument_number
 from ..analysis.passage import called_leaky_relu as _called_leaky_relu
+from ..analysis.passage import called_relu6 as _called_relu6
+from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import max_pool_refused as _max_pool_refused
-from ..analysis.passage import read_callee_once
-from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.per_channel import per_channel_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
@@ -291,15 +291,6 @@ def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] 
     return parts
 
 
-def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
-    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
-    `per_channel_f64` along `feature`; None when it is not a constant."""
-    if ir.RankedTensorType(bound.type).rank == 0:
-        value = uniform_f64(bound)
-        return None if value is None else np.full(channels, value)
-    return per_channel_f64(bound, feature, channels)
-
-
 def _moved_bounds(
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     scale: np.ndarray,
@@ -411,37 +402,6 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
         data = _called_leaky_relu(op) if relu6 is None else relu6[0]
         return [] if data is None else [(data, None)]
     return []
-
-
-def _called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
-    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
-    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
-    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
-    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
-    the fold replaces the call by an inline clamp with bounds lo * s and hi * s."""
-    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
-    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
-        if call.operands[number].type == call.results[0].type:
-            return call.operands[number], lo, hi
-    return None
-
-
-def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
-    """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
-    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
-    minimum = value.owner
-    if not isinstance(minimum, stablehlo.MinOp):
-        return []
-    found = []
-    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
-        maximum, hi = inner.owner, uniform_f64(upper)
-        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
-            continue
-        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-            number, lo = _argument_number(v, block), uniform_f64(lower)
-            if number is not None and lo is not None:
-                found.append((number, lo, hi))
-    return found
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
