@@ -239,3 +239,31 @@ def test_batch_norms_before_a_clamp_fold_forward_with_the_bounds_moved_and_compu
     assert compared.folded.count("stablehlo.clamp") == 2
     assert "call @relu6" not in compared.folded
     assert "stablehlo.multiply" not in compared.folded
+
+
+# BN (scales of both signs) -> relu -> a slice of channels 1 to 3 -> 3x3 convolution; BN
+# concatenated along the channels after an argument (identity on its range) -> 1x1
+# convolution (the shift into a bias after it).
+RANGES = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>, %w: tensor<1x6x6x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x6x6x1xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %zero = stablehlo.constant dense<0.0> : tensor<1x6x6x4xf32>
+  %r1 = stablehlo.maximum %bn1, %zero : tensor<1x6x6x4xf32>
+  %s1 = stablehlo.slice %r1 [0:1, 0:6, 0:6, 1:4] : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x3xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 3, 2))}
+  %c1 = stablehlo.convolution(%s1, %k1) {_CONV.format()} : (tensor<1x6x6x3xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x2xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0]))}
+  %j = stablehlo.concatenate %w, %bn2, dim = 3 : (tensor<1x6x6x2xf32>, tensor<1x6x6x3xf32>) -> tensor<1x6x6x5xf32>
+  %k2 = stablehlo.constant {_kernel((1, 1, 5, 1))}
+  %c2 = stablehlo.convolution(%j, %k2) {_CONV.format()} : (tensor<1x6x6x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x6x6x1xf32>
+  return %c1, %c2 : tensor<1x4x4x2xf32>, tensor<1x6x6x1xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_slice_or_concatenate_fold_forward_on_their_channel_ranges():
+    compared = fold_and_compare(RANGES, seed=5, batch_norms_left=0, folds=2)
+    through = sorted(fold.through for fold in compared.report.folds)
+    assert through == ["stablehlo.concatenate", "stablehlo.maximum, stablehlo.slice"]
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    assert "stablehlo.multiply" not in compared.folded

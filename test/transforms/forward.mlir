@@ -859,3 +859,93 @@ func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<4x2xf32>) -> tensor<4x3xf
   %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
   return %d : tensor<4x3xf32>
 }
+
+// -----
+
+// relu -> a slice of channels 1 and 2 -> convolution: the convolution's input channels are
+// the chain's 1 and 2, so its weights take those channels' scales (one of them negative:
+// the relu becomes a clamp on every channel).
+// CHECK-LABEL: func.func @fold_through_relu_and_slice_of_channels(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[R]] [0:1, 0:4, 0:4, 1:3]
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}-3.750000e-01, 2.500000e-01, 4.375000e-01], [-7.500000e-01, -2.500000e-01, 1.250000e+00]]]]> : tensor<1x1x2x3xf32>
+// CHECK:         stablehlo.convolution(%[[S]], %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_relu_and_slice_of_channels(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5, 2.0, 0.25]> : tensor<4xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5, 1.0, 0.125]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum, stablehlo.slice [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x4xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x4xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x4x4x4xf32>
+  %sl = stablehlo.slice %r [0:1, 0:4, 0:4, 1:3] : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%sl, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A concatenate of an argument (channel 0: identity) and the chain (channels 1 and 2) along
+// the feature: the convolution's weights take the chain's scale on its range and 1 on the
+// other, its bias L(t, K) over that range; nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_concatenate_with_an_identity_operand(
+// CHECK:         %[[J:.+]] = stablehlo.concatenate %arg1, %arg0, dim = 3
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}7.500000e-01], [-7.500000e-01], [4.375000e-01]]]]> : tensor<1x1x3x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[J]], %[[K]])
+// CHECK-DAG:     %[[B:.+]] = stablehlo.constant dense<3.125000e-01> : tensor<1xf32>
+// CHECK:         stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x1xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_concatenate_with_an_identity_operand(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %arg1, %y, dim = 3 : (tensor<1x4x4x1xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875]]]]> : tensor<1x1x3x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x3xf32>, tensor<1x1x3x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}
+
+// -----
+
+// A concatenate along H, not the channels: the other operand's elements would meet the
+// scale in the convolution's weights too.
+// CHECK-LABEL: func.func @no_fold_concatenate_along_another_dimension(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_concatenate_along_another_dimension(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x2xf32>) -> tensor<1x8x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the concatenate joins another dimension: its other operands would meet the scale too [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %m, %arg1, dim = 1 : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x8x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x8x4x3xf32>
+  return %c : tensor<1x8x4x3xf32>
+}
+
+// -----
+
+// The chain and its relu concatenated: each range would need its own map (the relu's reads
+// x after the fold, the other the chain's result), which one concatenate cannot take.
+// CHECK-LABEL: func.func @no_fold_concatenate_of_the_chain_and_its_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_concatenate_of_the_chain_and_its_relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: affine result has other users (stablehlo.concatenate) [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %m, %zero : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %m, %r, dim = 3 : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875], [0.25]]]]> : tensor<1x1x4x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}

@@ -29,7 +29,7 @@ any per-channel map passes them.
   v, a * v), inline or a call of one (both directions read it here);
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
   per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
-  leaky relu;
+  leaky relu; slices and concatenates map channel ranges (`Passed.picks`);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
@@ -89,6 +89,8 @@ PASSAGE_OPS = (
     stablehlo.TransposeOp,
     stablehlo.SelectOp,
     stablehlo.ClampOp,
+    stablehlo.SliceOp,
+    stablehlo.ConcatenateOp,
 )
 """The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
 a relu6, a select only when it is a leaky relu)."""
@@ -103,8 +105,13 @@ class Passed:
     number of elements it adds (`shift_factor`, when the dimensions it reduces are
     static): sum(v + t) = sum(v) + n * t; a clamp passes any per-channel map when its
     bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
-    for s > 0 (the bounds swapped for s < 0). `shift_before` is what a shift is
-    multiplied by on the way to the op (set by the walk that reaches it)."""
+    for s > 0 (the bounds swapped for s < 0). A slice and a concatenate pass any
+    per-channel map, channel by channel: `picks` holds, for each channel of the result,
+    the channel of `data` it holds, or -1 where another operand of a concatenate supplies
+    it (that operand's map is the identity: scale 1, shift 0); None where the channels
+    are `data`'s own. `shift_before` is what a shift is multiplied by on the way to the
+    op, and `chain_channels` the chain's channel each channel of its result holds (-1:
+    none; None: the chain's own), both set by the walk that reaches it."""
 
     op: ir.OpView
     data: ir.Value
@@ -116,6 +123,8 @@ class Passed:
     bounds: tuple[np.ndarray, np.ndarray] | None = None
     """A clamp's lower and upper bounds, per channel in float64 (a relu6 call's too)."""
     shift_before: float = 1.0
+    picks: np.ndarray | None = None
+    chain_channels: np.ndarray | None = None
 
     @property
     def is_relu(self) -> bool:
@@ -150,7 +159,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
     is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
     (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
-    constant bounds or a call of a relu6 (`called_relu6`), a pad of `value` with zero
+    constant bounds or a call of a relu6 (`called_relu6`), a slice of `value`, a
+    concatenate of `value` with others along `feature`, a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
@@ -163,6 +173,10 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         return _pad(op, value, feature)
     if isinstance(op, stablehlo.ClampOp):
         return _clamp(op, value, feature, channels)
+    if isinstance(op, stablehlo.SliceOp):
+        return _slice(op, value, feature, channels)
+    if isinstance(op, stablehlo.ConcatenateOp):
+        return _concatenate(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
     if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
@@ -268,6 +282,35 @@ def _clamp(clamp: stablehlo.ClampOp, value: ir.Value, feature: int, channels: in
     if lower is None or upper is None:
         return reasons.CLAMP_BOUNDS_NOT_CONSTANT
     return Passed(clamp, value, None, feature, shift_factor=1.0, bounds=(lower, upper))
+
+
+def _slice(op: stablehlo.SliceOp, value: ir.Value, feature: int, channels: int) -> Passed | None:
+    """A slice of `value` as a passed op: slice(v * s + t) = slice(v) * s' + t', s' and t'
+    the channels it keeps along `feature` (all of them when it slices other dimensions)."""
+    if op.operand != value:
+        return None
+    start = dimensions(op.start_indices)[feature]
+    limit = dimensions(op.limit_indices)[feature]
+    stride = dimensions(op.strides)[feature]
+    picks = None if (start, limit, stride) == (0, channels, 1) else np.arange(start, limit, stride)
+    return Passed(op, value, None, feature, shift_factor=1.0, picks=picks)
+
+
+def _concatenate(op: stablehlo.ConcatenateOp, value: ir.Value, feature: int) -> Passed | Reason | None:
+    """A concatenate of `value` with other values along `feature` as a passed op:
+    concat(v * s + t, w) = concat(v, w) * s' + t', s' and t' the chain's values on `value`'s
+    range of channels, 1 and 0 on the others (each operand that is `value` takes them);
+    or why not: it joins another dimension, where the other operands would meet the scale
+    too. None when no operand is `value` or a size along `feature` is dynamic."""
+    if not any(v == value for v in op.operands):
+        return None
+    sizes = [ir.RankedTensorType(v.type).shape[feature] for v in op.operands]
+    if any(n < 0 for n in sizes):
+        return None
+    if ir.IntegerAttr(op.dimension).value != feature:
+        return reasons.CONCAT_SPANS_OTHER_DIMENSION
+    picks = [np.arange(n) if v == value else np.full(n, -1) for v, n in zip(op.operands, sizes)]
+    return Passed(op, value, None, feature, shift_factor=1.0, picks=np.concatenate(picks))
 
 
 def activation_data(op: ir.OpView) -> ir.Value | None:

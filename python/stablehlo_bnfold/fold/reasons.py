@@ -21,6 +21,7 @@ __all__ = [
     "CLAMP_BOUNDS_OVERFLOW",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
+    "CONCAT_SPANS_OTHER_DIMENSION",
     "CONCAT_USERS",
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
@@ -238,6 +239,9 @@ SCALE_NEGATIVE_POOL = Reason(
 )
 """Why a negative scale does not pass a max-pool forward: the maximum of v * s for s < 0
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
+CONCAT_SPANS_OTHER_DIMENSION = Reason(
+    "the concatenate joins another dimension: its other operands would meet the scale too"
+)
 SCALE_NEGATIVE_LEAKY = Reason(
     "per-channel scale is negative before a leaky relu: leaky(v * s) is not leaky(v) * s"
 )

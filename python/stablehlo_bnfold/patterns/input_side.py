@@ -58,8 +58,8 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a leaky relu, a clamp, a max-pool, a zero pad, a sum, a transpose
-or a reshape (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+Forward across a relu, a leaky relu, a clamp, a max-pool, a zero pad, a sum, a transpose,
+a reshape, a slice or a concatenate (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
 with a positive per-feature scale and keep the feature dimension whole (pre-activation
 networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
 and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
@@ -94,7 +94,15 @@ the clamp add up) and passes the clamp into the linear ops' biases as through a 
 mul + add + clamp become one clamp, and at most the bias adds the cost rule below allows;
 where the shift stays in front as x + t / s, c is zero and the bounds are lo / s and hi
 / s. The new bounds are per-channel constants, broadcast (no op on the activation), and
-are rounded once: the clamp errs by one rounding of the bound, as the folded weights do. A scale that is not a
+are rounded once: the clamp errs by one rounding of the bound, as the folded weights do.
+
+A slice and a concatenate along the feature map channel ranges: a linear op after a
+slice reads the chain's channels the slice keeps, and one after concat(w, x * s + t)
+reads the chain's on its range and w's, untouched (scale 1, shift 0), on the others, so
+it takes s and t laid over its input channels that way; both pass the shift too (a
+slice of other dimensions keeps every channel). A concatenate along another dimension
+would put w's elements under the scale too, and is refused; one chain folds at a time,
+each operand's in its own fold. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
@@ -171,12 +179,13 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus,
-    clamps, max-pools, zero pads, sums, transposes and reshapes (its scale not all ones: a shift alone reached through
+    clamps, max-pools, zero pads, sums, transposes, reshapes, slices and concatenates (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
     op reading it along the feature, without a convert an op that reads only its shape
     (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
     one, or an inline select whose compare and multiply only it reads), clamp (or a call of
-    a relu6), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
+    a relu6), slice, concatenate along the feature (of the walk's value and others, not of
+    two values the walk reaches), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
     per channel along the feature), a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
@@ -260,7 +269,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # L + b before a relu (every CNN's): a shift alone, which nothing passes;
             # decided before any constant is read.
             continue
-        channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
+        # Through a slice or concatenate the chain has channels of its own.
+        channels = shaped.shape[layout.feature] if chained == activation else ir.RankedTensorType(chained.type).shape[feature]
+        arguments = rw.fold_weight_arguments
         affine = affine_chain(chained, feature, channels, arguments, split=True)
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
@@ -334,8 +345,10 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
     # each op is read once.
     below, below_feature, op = value, feature, value.owner
     while isinstance(op, PASSAGE_OPS):
-        if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp)):
+        if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp)):
             datas = [op.operand]
+        elif isinstance(op, stablehlo.ConcatenateOp):
+            datas = list(op.operands)  # the first that a chain may compute
         elif isinstance(op, stablehlo.ReduceOp):
             datas = list(op.inputs) if len(op.inputs) == 1 else []
         elif isinstance(op, stablehlo.MaxOp):
@@ -388,6 +401,15 @@ class _Consumer:
     shift_factor: float = 1.0
     """What a shift is multiplied by on the way to this op: the number of elements of
     each sum passed (`analysis.passage.Passed.shift_factor`)."""
+    chain_channels: np.ndarray | None = None
+    """The chain's channel each of its input channels holds, -1 for none (past a slice or
+    concatenate); None when they are the chain's own."""
+
+    def takes(self, scale: PerChannel, shift: PerChannel) -> tuple[PerChannel, PerChannel]:
+        """The scale and shift this op's input channels meet: the chain's, laid over them
+        (`_taken`), the shift times what the sums on the way add up."""
+        scale, shift = _taken(scale, self.chain_channels, 1.0), _taken(shift, self.chain_channels, 0.0)
+        return scale, shift * self.shift_factor if self.shift_factor != 1.0 else shift
 
     @property
     def every_tap(self) -> bool:
@@ -443,15 +465,18 @@ def _consumers(
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
     computed in that wider type); or why one of them cannot take it (the first). With
-    `channels` (no narrowing convert between), a reader may also be a relu, max-pool,
-    pad, sum, transpose or reshape that a positive scale passes (`analysis.passage.passed_by`), whose readers
-    are walked alike, along the feature as it leaves each: the linear ops (each with the
-    factor the sums on its way multiply a shift by), and the ops passed on the way, in
-    the order walked."""
+    `channels` (no narrowing convert between), a reader may also be a relu, leaky relu,
+    clamp, max-pool, pad, sum, transpose, reshape, slice or concatenate that a positive
+    scale passes (`analysis.passage.passed_by`), whose readers are walked alike, along the
+    feature as it leaves each: the linear ops (each with the factor the sums on its way
+    multiply a shift by, and the chain's channel each of its input channels holds), and
+    the ops passed on the way, in the order walked."""
     found, passed = [], []
-    pending = [(activation, feature, 1.0)]
+    pending = [(activation, feature, 1.0, None)]
     while pending:
-        value, feature, factor = pending.pop(0)
+        value, feature, factor, taken = pending.pop(0)
+        # Past a slice or concatenate the value has channels of its own.
+        size = channels if taken is None else len(taken)
         for use in value.uses:
             user = use.owner
             if channels is not None and user.operation.name in SHAPE_READERS:
@@ -460,12 +485,18 @@ def _consumers(
                 # makes it read that.
                 continue
             if channels is not None:
-                step = passed_by(user, value, feature, channels)
-                if isinstance(step, Passed) and any(p.op == step.op for p in passed):
-                    continue  # an inline leaky relu, reached by its compare, multiply and select
+                step = passed_by(user, value, feature, size)
+                prior = next((p for p in passed if isinstance(step, Passed) and p.op == step.op), None)
+                if prior is not None and prior.data == step.data:
+                    continue  # an inline leaky relu (compare, multiply, select), concat(v, v)
+                if prior is not None:
+                    # A concatenate of two values of the walk: one map per operand.
+                    return reasons.AFFINE_USERS.detailed(user.name)
                 if isinstance(step, Passed):
-                    passed.append(replace(step, shift_before=factor))
-                    pending.append((step.op.results[0], step.feature, factor * (step.shift_factor or 1.0)))
+                    step_taken = _composed(taken, step.picks)
+                    passed.append(replace(step, shift_before=factor, chain_channels=step_taken))
+                    factor_after = factor * (step.shift_factor or 1.0)
+                    pending.append((step.op.results[0], step.feature, factor_after, step_taken))
                     continue
                 if step is not None:
                     return step
@@ -483,8 +514,27 @@ def _consumers(
             consumer = _consumer(user, layout, fold_weight_arguments, wide)
             if isinstance(consumer, str):
                 return consumer
-            found.append(replace(consumer, shift_factor=factor))
+            found.append(replace(consumer, shift_factor=factor, chain_channels=taken))
     return found, passed
+
+
+def _composed(taken: np.ndarray | None, picks: np.ndarray | None) -> np.ndarray | None:
+    """The chain's channel each channel of a passed op's result holds (-1: none), from the
+    map at its operand (`taken`, None: the chain's own) and the op's `picks`."""
+    if picks is None:
+        return taken
+    if taken is None:
+        return picks
+    return np.where(picks >= 0, taken[np.maximum(picks, 0)], -1)
+
+
+def _taken(values: PerChannel, chain_channels: np.ndarray | None, fill: float) -> PerChannel:
+    """A per-channel value of the chain laid over the channels of an op after a slice or
+    concatenate (`chain_channels`): the chain's value where a channel holds one, `fill`
+    (1 for a scale, 0 for a shift: the other operands' identity) elsewhere."""
+    if chain_channels is None:
+        return values
+    return np.where(chain_channels >= 0, values[np.maximum(chain_channels, 0)], fill)
 
 
 def _consumer(
@@ -715,9 +765,8 @@ def _plan(
 
     plans = []
     for consumer, own in zip(consumers, owns):
-        factor = consumer.shift_factor
-        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
-        plan = _consumer_plan(consumer, scale, passed_shift, exact, moved is not None, own)
+        taken_scale, taken_shift = consumer.takes(scale, shift)  # a constant, past sums
+        plan = _consumer_plan(consumer, taken_scale, taken_shift, exact, moved is not None, own)
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
@@ -740,10 +789,11 @@ def _moved_clamps(
     for p in passed:
         if p.bounds is None:
             continue
-        c = 0.0 if shift is None else shift * p.shift_before
+        s = _taken(scale, p.chain_channels, 1.0)
+        c = 0.0 if shift is None else _taken(shift, p.chain_channels, 0.0) * p.shift_before
         with np.errstate(all="ignore"):
-            lower, upper = ((bound - c) / scale for bound in p.bounds)
-        lower, upper = np.where(scale < 0, upper, lower), np.where(scale < 0, lower, upper)
+            lower, upper = ((bound - c) / s for bound in p.bounds)
+        lower, upper = np.where(s < 0, upper, lower), np.where(s < 0, lower, upper)
         dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
         rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
         if rounded[0] is None or rounded[1] is None:
@@ -848,10 +898,9 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     root_result = None
     for consumer_plan in plan.consumers:
         linear = consumer_plan.consumer.linear
-        factor = consumer_plan.consumer.shift_factor
-        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
+        taken_scale, taken_shift = consumer_plan.consumer.takes(scale, shift)
         with rw.building_before(linear):
-            result = _build_consumer(rw, consumer_plan, x, reads, scale, passed_shift, top)
+            result = _build_consumer(rw, consumer_plan, x, reads, taken_scale, taken_shift, top)
         if linear == plan.linear:
             root_result = result
         else:
@@ -861,8 +910,9 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
             if passed.is_relu:
                 # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
                 dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
-                lower = np.where(plan.negative, -np.inf, 0.0).astype(dtype)
-                upper = np.where(plan.negative, 0.0, np.inf).astype(dtype)
+                negative = _taken(plan.negative, passed.chain_channels, False)
+                lower = np.where(negative, -np.inf, 0.0).astype(dtype)
+                upper = np.where(negative, 0.0, np.inf).astype(dtype)
                 _clamp(rw, passed, lower, upper, like)
     for passed, lower, upper in plan.clamps:
         _clamp(rw, passed, lower, upper, like)
