@@ -5,7 +5,7 @@ run through XLA on the CPU against the original (`fold_and_compare`)."""
 from __future__ import annotations
 
 import numpy as np
-from helpers import fold_and_compare
+from helpers import Compared, fold_and_compare
 
 from stablehlo_bnfold.fold import reasons
 
@@ -32,6 +32,15 @@ def _batch_norm(name: str, operand: str, gamma: np.ndarray) -> str:
         f"(tensor<1x6x6x{c}xf32>, {vector}, {vector}, {vector}, {vector}) -> tensor<1x6x6x{c}xf32>"
     )
     return "\n".join(lines)
+
+
+def _folded_forward(module: str, *, seed: int, through: list[str], kept: int) -> Compared:
+    """`fold_and_compare` of `module`'s two batch norms, each folded forward through the
+    ops `through` names (sorted), `kept` of them keeping the shift in front."""
+    compared = fold_and_compare(module, seed=seed, batch_norms_left=0, folds=2)
+    assert sorted(fold.through for fold in compared.report.folds) == through
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * kept
+    return compared
 
 
 def _kernel(shape: tuple[int, ...]) -> str:
@@ -147,10 +156,8 @@ func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x3
 
 
 def test_batch_norms_before_a_reshape_or_transpose_fold_into_the_dense_layer_after_it():
-    compared = fold_and_compare(TOKENS, seed=2, batch_norms_left=0, folds=2)
-    through = sorted(fold.through for fold in compared.report.folds)
-    assert through == ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
-    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    through = ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
+    compared = _folded_forward(TOKENS, seed=2, through=through, kept=1)
     assert "stablehlo.multiply" not in compared.folded
 
 
@@ -191,9 +198,7 @@ func.func private @_where(%arg0: tensor<1x6x6x4xi1>, %arg1: tensor<1x6x6x4xf32>,
 
 
 def test_batch_norms_before_a_leaky_relu_fold_forward_and_compute_the_same():
-    compared = fold_and_compare(LEAKY, seed=3, batch_norms_left=0, folds=2)
-    assert [fold.through for fold in compared.report.folds] == ["stablehlo.select"] * 2
-    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * 2
+    compared = _folded_forward(LEAKY, seed=3, through=["stablehlo.select"] * 2, kept=2)
     assert compared.folded.count("stablehlo.multiply") == 2  # each leaky relu's a * v
 
 
@@ -230,12 +235,9 @@ func.func private @relu6(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
 
 
 def test_batch_norms_before_a_clamp_fold_forward_with_the_bounds_moved_and_compute_the_same():
-    compared = fold_and_compare(CLAMPS, seed=4, batch_norms_left=0, folds=2)
-    assert sorted(fold.through for fold in compared.report.folds) == [
-        "stablehlo.clamp", "stablehlo.clamp, stablehlo.pad"
-    ]
     # Only the padded branch keeps its shift in front.
-    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    through = ["stablehlo.clamp", "stablehlo.clamp, stablehlo.pad"]
+    compared = _folded_forward(CLAMPS, seed=4, through=through, kept=1)
     assert compared.folded.count("stablehlo.clamp") == 2
     assert "call @relu6" not in compared.folded
     assert "stablehlo.multiply" not in compared.folded
@@ -262,8 +264,6 @@ func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>, %w: tensor<1x6
 
 
 def test_batch_norms_before_a_slice_or_concatenate_fold_forward_on_their_channel_ranges():
-    compared = fold_and_compare(RANGES, seed=5, batch_norms_left=0, folds=2)
-    through = sorted(fold.through for fold in compared.report.folds)
-    assert through == ["stablehlo.concatenate", "stablehlo.maximum, stablehlo.slice"]
-    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    through = ["stablehlo.concatenate", "stablehlo.maximum, stablehlo.slice"]
+    compared = _folded_forward(RANGES, seed=5, through=through, kept=1)
     assert "stablehlo.multiply" not in compared.folded
