@@ -21,20 +21,22 @@ before them) and the input side (`patterns.input_side`: a scale moved forward fr
 chain before them into the linear ops after them). The feature dimension keeps its size
 through each of them, and its index except where a `reduce` drops dimensions before it;
 a transpose and a reshape that keeps it whole (as many elements before it) move it, and
-any per-channel map passes them.
+any per-channel map passes them; so it does a slice and a concatenate along the feature,
+channel by channel: a linear op after them meets the channels they keep, or the other
+operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
+- `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one (both directions read it here);
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
   per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
   leaky relu; slices and concatenates map channel ranges (`Passed.picks`);
-- `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
-- `callee`, `called_body`, `read_callee_once`: the function a call calls, its body,
-  and what a pattern reads from it, looked up once a pass run inside
+- `called_body`, `read_callee_once`: the body of the function a call calls, and what a
+  pattern reads from it, looked up once a pass run inside
   `callees_read_once`.
 """
 
@@ -63,7 +65,6 @@ __all__ = [
     "Passed",
     "activation_data",
     "argument_number",
-    "callee",
     "called_body",
     "called_maximum",
     "called_relu6",
@@ -315,14 +316,38 @@ def _concatenate(op: stablehlo.ConcatenateOp, value: ir.Value, feature: int) -> 
 
 def activation_data(op: ir.OpView) -> ir.Value | None:
     """The data operand of `op` when it is a clamp, a call of a relu6 (`called_relu6`) or
-    a leaky relu (`leaky_relu_data`); else None."""
+    a leaky relu (`leaky_relu_data`); else None. Every linear op reading a call comes
+    here: the callee is read once a pass run (`_called_activation`), not on every visit."""
     if isinstance(op, stablehlo.ClampOp):
         return op.operand
-    if isinstance(op, func.CallOp):
-        relu6 = called_relu6(op)
-        if relu6 is not None:
-            return relu6[0]
-    return leaky_relu_data(op)
+    if not isinstance(op, func.CallOp):
+        return leaky_relu_data(op)
+    found = _looked_up(op, "activation", _called_activation)
+    if found is None or found[0] != len(op.operands):
+        return None
+    if found[1] is None:
+        # jax's `_where`: an inline leaky relu, read from the call's operands.
+        return leaky_relu_data(op)
+    data = op.operands[found[1]]
+    return data if data.type == op.results[0].type else None
+
+
+def _called_activation(function: func.FuncOp | None) -> tuple[int, int | None] | None:
+    """(number of arguments, argument number of v) when `function` returns a relu6 of v
+    (`_relu6_bounds`, the first way) or a leaky relu of v (`_leaky_argument`); (number
+    of arguments, None) when it returns a select of its last three arguments (jax's
+    `_where`); else None."""
+    body = _body(function)
+    if body is None:
+        return None
+    block, returned, count = body
+    relu6 = _relu6_bounds(block, returned)
+    if relu6:
+        return count, relu6[0][0]
+    number = _leaky_argument(block, returned)
+    if number is not None:
+        return count, number
+    return (count, None) if _selects_last_three(block, returned) else None
 
 
 def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason | None:
@@ -495,11 +520,6 @@ output side), a per-feature affine op (the input side), or another op either sid
 passes (`patterns.through` also a clamp, a concatenate and a dynamic reshape)."""
 
 
-def callee(call: func.CallOp) -> func.FuncOp | None:
-    """The function `call` calls, found in the module around it; None if it is not there."""
-    return _looked_up(call, "function", lambda function: function)
-
-
 _callees: ContextVar[dict[tuple[str, int, str], object] | None] = ContextVar("_callees", default=None)
 """What `_looked_up` found in this pass run, by (what, module, symbol); None outside
 `callees_read_once`."""
@@ -507,7 +527,7 @@ _callees: ContextVar[dict[tuple[str, int, str], object] | None] = ContextVar("_c
 
 @contextlib.contextmanager
 def callees_read_once() -> Iterator[None]:
-    """Within it (one pass run), `callee` and `called_body` look each function up and
+    """Within it (one pass run), `called_body` and `read_callee_once` look each function up and
     read its body once, not on every visit of every call (a scan of the module each):
     the pass never changes, adds or removes a function. The handles they keep die with
     it (MLIR invalidates them across runs).
@@ -628,19 +648,20 @@ def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
         return owner.pred, owner.on_true, owner.on_false
     if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
         return None
-    function = callee(owner)
-    if function is None or len(function.regions[0].blocks) != 1:
+    body = _callee_body(owner)  # as many arguments as the call passes
+    if body is None or not _selects_last_three(*body):
         return None
-    block = function.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
-        return None
-    select = returned[0].owner
+    return tuple(owner.operands)[len(owner.operands) - 3:]
+
+
+def _selects_last_three(block: ir.Block, returned: ir.Value) -> bool:
+    """Whether `returned`, returned by `block`, is the select of its last three
+    arguments, in order (jax's `_where`)."""
+    select, count = returned.owner, len(block.arguments)
+    if not isinstance(select, stablehlo.SelectOp) or count < 3:
+        return False
     numbers = [argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
-    last = len(owner.operands) - 3
-    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
-        return None
-    return tuple(owner.operands)[last:]
+    return numbers == [count - 3, count - 2, count - 1]
 
 
 def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
