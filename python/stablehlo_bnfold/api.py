@@ -28,15 +28,26 @@ def fold_batch_norm(
     with_report: Literal[False] = False,
     verify: bool = False,
     trusted: bool | None = None,
+    options: str = "",
 ) -> _T: ...
 @overload
 def fold_batch_norm(
-    module: _T, *, with_report: Literal[True], verify: bool = False, trusted: bool | None = None
+    module: _T,
+    *,
+    with_report: Literal[True],
+    verify: bool = False,
+    trusted: bool | None = None,
+    options: str = "",
 ) -> tuple[_T, FoldReport]: ...
 
 
 def fold_batch_norm(
-    module, *, with_report: bool = False, verify: bool = False, trusted: bool | None = None
+    module,
+    *,
+    with_report: bool = False,
+    verify: bool = False,
+    trusted: bool | None = None,
+    options: str = "",
 ):
     """Fold every foldable inference batch norm into the convolution or dot_general before it.
 
@@ -73,6 +84,9 @@ def fold_batch_norm(
     with a FoldError that says to pass the file's contents:
     `fold_batch_norm(pathlib.Path("model.mlir").read_bytes())`.
 
+    `options` are the pass's options, as in a pipeline (docs/passes.md), e.g.
+    `"fold-larger-weight-arguments=true"`; an unknown one is a FoldError.
+
     >>> folded_text = fold_batch_norm(open("model.mlir").read())   # doctest: +SKIP
     """
     from jaxlib.mlir import ir
@@ -80,24 +94,27 @@ def fold_batch_norm(
     from . import exported as _exported
     from . import sandbox as _sandbox
     from . import session as _session
+    from .passes import ARGUMENT, FoldBatchNormPass
     from .report import FoldError
 
+    FoldBatchNormPass.parse_options(options)  # a FoldError before anything is read
+    pipeline = f"{ARGUMENT}{{{options}}}" if options.strip() else ARGUMENT
     if verify and isinstance(module, ir.Module):
         # Prove it on copies first: a module rewritten in place (legalized, then folded)
         # cannot be given back. An invalid module is a FoldError here.
         original = _session.load(str(module), module.context).module
-        _check(original, fold_batch_norm(ir.Module.parse(str(original), module.context)))
+        _check(original, fold_batch_norm(ir.Module.parse(str(original), module.context), options=options))
     if isinstance(module, ir.Module):
         # Legalized (VHLO -> StableHLO) and verified in place, as any other input is when
         # read; an invalid module is a FoldError before anything else runs.
         _session.load_module(module)
     elif verify:
-        folded = fold_batch_norm(module, with_report=with_report, trusted=trusted)
+        folded = fold_batch_norm(module, with_report=with_report, trusted=trusted, options=options)
         _check(module, folded[0] if with_report else folded)
         return folded
     if isinstance(module, ir.Module):
         result = module
-        report = _session.run(module)
+        report = _session.run(module, pipeline)
     else:
         if _exported.is_exported(module):
             data = module.mlir_module_serialized
@@ -112,7 +129,7 @@ def fold_batch_norm(
             _refuse_a_file_name(data)
         if trusted is None:
             trusted = _exported.is_exported(module)
-        fold = functools.partial(_session.fold_into, data)
+        fold = functools.partial(_session.fold_into, data, pipeline=pipeline)
         if not trusted:
             # jaxlib's bytecode readers can crash or hang on corrupted bytes, and MLIR's
             # text parser recurses once per nested region (a stablehlo.case 3,000 deep

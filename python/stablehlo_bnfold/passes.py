@@ -51,6 +51,14 @@ class FoldBatchNormPass:
     in the element type, on weight- and C-sized tensors. Off: such candidates are left
     alone, and only constants fold (in float64, rounded once)."""
 
+    fold_larger_weight_arguments: bool = False
+    """With `fold-weight-arguments`, also fold where the graph would scale, on every call,
+    weights with more elements than the activation the scale is on now (a dynamic dimension
+    counted as 1): dense layers and late convolutions at batch 1. Off: such candidates are
+    left alone, since the fold would move the multiply onto a larger tensor (at batch 1 it
+    made inference slower, docs/benchmarks.md); on: for backends that need the canonical
+    linear op + bias form whatever it costs."""
+
     @classmethod
     def parse_options(cls, text: str) -> FoldBatchNormPass:
         """Options from `key=value` pairs separated by spaces (MLIR's `{...}` syntax)."""
@@ -76,7 +84,8 @@ class FoldBatchNormPass:
 
         def run(op: ir.Operation, _pass) -> None:
             frozen = build_pattern_set(
-                op.context, recorder, PATTERNS, fold_weight_arguments=self.fold_weight_arguments
+                op.context, recorder, PATTERNS, fold_weight_arguments=self.fold_weight_arguments,
+                fold_larger_weight_arguments=self.fold_larger_weight_arguments,
             )
             # A full collection inside the driver took 9% of a MobileNetV2 pass; the little
             # garbage the patterns leave is collected after it.

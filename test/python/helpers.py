@@ -20,6 +20,11 @@ from stablehlo_bnfold.io import make_context
 from stablehlo_bnfold.report import describe_location
 from stablehlo_bnfold.verification import TOLERANCE, run_on_cpu
 
+LARGER = "fold-larger-weight-arguments=true"
+"""The pass option that folds weights passed as arguments even where they have more
+elements than the activation: the toy modules of the tests that check how such folds are
+built (not whether they pay) need it, their weights being larger than their activations."""
+
 TESTDATA = pathlib.Path(__file__).resolve().parents[1] / "testdata"
 
 # Tolerance per output element type: the one the package's `verify` uses (its module
@@ -120,14 +125,14 @@ def with_static_batch(text: str, size: int = 2) -> str:
 
 
 def fold_and_compare(
-    text: str, *, seed: int, batch_norms_left: int, folds: int | None = None
+    text: str, *, seed: int, batch_norms_left: int, folds: int | None = None, options: str = ""
 ) -> Compared:
     """Fold `text` with the API, run both modules on the same seeded inputs, and check:
     every output within tolerance; `batch_norms_left` batch norms remain; the report
-    counts `folds` folds (by default one per batch norm removed); and a module with
+    counts `folds` folds (by default one per batch norm removed; `options` are the pass's); and a module with
     nothing to fold comes back unchanged (as MLIR prints it). A symbolic batch is set to 2
     for the run (`with_static_batch`), after folding."""
-    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True, options=options)
     assert isinstance(folded, str)
     before, after = count_batch_norms(text), count_batch_norms(folded)
     assert after == batch_norms_left, f"{after} batch norms left, expected {batch_norms_left}"

@@ -315,6 +315,43 @@ def test_report_is_only_returned_when_asked_for():
     assert isinstance(stablehlo_bnfold.fold_batch_norm(read_testdata(CONV_BN)), str)
 
 
+# A dense layer at batch 1 with its weights (4x3) and BN statistics passed as arguments: the
+# weights have more elements than the [1, 3] activation.
+DENSE_BN_ARGUMENTS = """
+func.func @main(%x: tensor<1x4xf32>, %w: tensor<4x3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>,
+                %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<1x3xf32> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %y = "stablehlo.batch_norm_inference"(%d, %s, %o, %m, %v) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("kind", ["text", "bytes", "module"])
+def test_options_are_the_pass_options_for_every_input_kind(kind):
+    def fold(options):
+        if kind == "module":
+            with make_ir_context() as context:
+                module = ir.Module.parse(DENSE_BN_ARGUMENTS, context)
+                return stablehlo_bnfold.fold_batch_norm(module, with_report=True, options=options)[1]
+        data = DENSE_BN_ARGUMENTS if kind == "text" else _bytecode(DENSE_BN_ARGUMENTS)
+        return stablehlo_bnfold.fold_batch_norm(data, with_report=True, options=options)[1]
+
+    refused = fold("")
+    assert refused.folded == 0
+    assert [s.reason for s in refused.skips] == [
+        "weights passed as arguments have more elements than the activation: scaling them "
+        "on every call would move the multiply onto a larger tensor"
+    ]
+    assert fold("fold-larger-weight-arguments=true").folded == 1
+    assert fold("fold-weight-arguments=false").skips[0].reason == "weights are not a constant"
+
+
+def test_an_unknown_option_is_a_fold_error_before_anything_is_read():
+    with pytest.raises(FoldError, match="unknown option 'fold-larger=1'.*known: fold-larger-weight-arguments"):
+        stablehlo_bnfold.fold_batch_norm("not mlir", options="fold-larger=1")
+
+
 # ----- errors --------------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DTYPES, fold_and_compare
+from helpers import DTYPES, LARGER, fold_and_compare
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
@@ -106,7 +106,9 @@ func.func @main(%x: tensor<2x4xf16>, %w: tensor<4x3xf16>) -> tensor<2x3xf16> {
 
 def test_a_scale_that_does_not_fit_argument_weights_is_refused_with_the_reason():
     # Not run through XLA: its CPU compiler itself multiplies 1000 * 1000 in f16 first.
-    folded, report = stablehlo_bnfold.fold_batch_norm(SCALE_OVERFLOWS_ARGUMENT_WEIGHTS, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(
+        SCALE_OVERFLOWS_ARGUMENT_WEIGHTS, with_report=True, options=LARGER
+    )
     assert report.folded == 0
     assert [s.reason for s in report.skips] == ["folded weights overflow their element type"]
     with make_ir_context():
@@ -131,7 +133,7 @@ def test_a_scale_that_does_not_fit_argument_weights_is_refused_with_the_reason()
     ],
 )
 def test_folded_module_computes_what_the_original_computes(text, folds):
-    fold_and_compare(text, seed=0, batch_norms_left=0, folds=folds)
+    fold_and_compare(text, seed=0, batch_norms_left=0, folds=folds, options=LARGER)
 
 
 # The same scale below a step computed in the graph (x * 1000 * 1000 * gamma, gamma an

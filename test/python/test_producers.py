@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax_models import Block, ConvNet, NormalizedHead, NormOnly, block_variables, export_block
-from helpers import LINEAR_OPS, relative_error
+from helpers import LARGER, LINEAR_OPS, relative_error
 from jax import export
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
@@ -85,7 +85,7 @@ def test_flax_export_folds_completely_and_calls_like_the_original(case):
     exported = _export(case, model, variables, x)
     assert activation_sized_bn_ops(exported), "the export should contain batch-norm ops"
 
-    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True, options=LARGER)
 
     assert activation_sized_bn_ops(folded) == []
     assert report.folded > 0 and report.skips == ()

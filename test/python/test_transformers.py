@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from flax_models import BLOCKS, block_variables, export_block
-from helpers import affine_ops_before_linear, assert_close
+from helpers import LARGER, affine_ops_before_linear, assert_close
 
 import stablehlo_bnfold
 
@@ -30,7 +30,7 @@ def _fold(name: str, weights_as_arguments: bool):
     block = next(b for b in BLOCKS if b.name == name)
     variables = block_variables(block)
     exported = export_block(block, variables, weights_as_arguments=weights_as_arguments)
-    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True, options=LARGER)
     args = (variables, block.input(seed=3)) if weights_as_arguments else (block.input(seed=3),)
     return exported, folded, report, args
 

@@ -10,7 +10,7 @@ from stablehlo_bnfold import cli
 from stablehlo_bnfold.verification import NOISE_FACTOR
 from stablehlo_bnfold.fold import plan
 
-from helpers import read_testdata
+from helpers import LARGER, read_testdata
 
 MODULE = "handwritten_nhwc_hwio_f32.mlir"
 
@@ -240,7 +240,7 @@ def test_verify_draws_weight_arguments_at_a_trained_networks_scale():
     # overflows float32, and an output of infinities compared nothing. He-scaled weights
     # keep them of order one, so the fold is really compared.
     text = _deep_dense_network(layers=50, width=128)
-    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True, options=LARGER)
     assert report.folded == 50
     result = stablehlo_bnfold.verify(text, folded)
     assert result.ok, result.lines()

@@ -11,10 +11,21 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..constants import dimensions
 
-__all__ = ["SHAPE_READERS", "broadcasts_onto_own_shape", "shape_read_from"]
+__all__ = ["SHAPE_READERS", "broadcasts_onto_own_shape", "shape_read_from", "static_elements"]
 
 SHAPE_READERS = ("shape.shape_of", "stablehlo.get_dimension_size", "tensor.dim")
 """Ops that read only the shape of their operand, never its elements."""
+
+
+def static_elements(value: ir.Value) -> int:
+    """The number of elements of `value`'s ranked tensor type, a dynamic dimension
+    counted as 1 (the smallest it can be), for comparing the sizes of two tensors."""
+    shaped = ir.RankedTensorType(value.type)
+    count = 1
+    for d, n in enumerate(shaped.shape):
+        if not shaped.is_dynamic_dim(d):
+            count *= n
+    return count
 
 
 def broadcasts_onto_own_shape(op: stablehlo.DynamicBroadcastInDimOp) -> bool:

@@ -10,20 +10,24 @@ and bias in their element types) and returns a plan or a reason. Only then does
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.shapes import shape_read_from
+from ..analysis.shapes import shape_read_from, static_elements
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
-from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op
+from .affine_map import BiasedLinear, PerChannel, Weights, computed_from_constants, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
-__all__ = ["FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "shape_read_from_chain"]
+__all__ = [
+    "FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "scaled_per_call_larger",
+    "shape_read_from_chain",
+]
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ def plan_fold(
     after_feature: int | None = None,
     moved: tuple[MovedOperands | None, ...] = (),
     names: tuple[str, ...] = (),
+    larger_weights: bool = False,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
@@ -112,7 +117,10 @@ def plan_fold(
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
     is part of the output). Constant weights times a constant scale, and a constant shift,
     take the exact path (float64, one rounding, a reason when the result is not finite in
-    its element type; a zero bias adds nothing); anything else is computed in the graph.
+    its element type; a zero bias adds nothing); anything else is computed in the graph,
+    unless weights it scales on every call are larger than `root`'s result
+    (`scaled_per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
+    `fold-larger-weight-arguments`).
     """
     channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
     weights_exact = scale is None or (
@@ -121,6 +129,10 @@ def plan_fold(
     if linear.linear_value != linear.linear.result and not weights_exact:
         # The factor is computed after the case; the branches cannot see it.
         return reasons.CASE_WEIGHTS_NOT_CONSTANT
+    if not weights_exact and scale is not None and not larger_weights and scaled_per_call_larger(
+        (w.value if w.master is None else w.master for w in weights), scale, root.result
+    ):
+        return reasons.COST_WEIGHTS_LARGER
     new_weights = []
     for branch_weights in weights or ():
         if scale is None:
@@ -143,6 +155,23 @@ def plan_fold(
         after = after if np.any(after) else None
     return FoldPlan(
         root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
+    )
+
+
+def scaled_per_call_larger(weights: Iterable[ir.Value], scale: PerChannel, activation: ir.Value) -> bool:
+    """Whether the graph would scale some of `weights` (each the value the build
+    multiplies: the weights, or their master in a wider type) on every call, and they
+    have more elements than `activation`, the tensor the scale is multiplied onto now (a
+    dynamic dimension counted as 1, the smallest it can be): the fold would move that
+    multiply onto a larger tensor. A product of weights computed from constants alone
+    (torch-mlir's `transpose(%W)`) and a constant scale is no per-call cost: compilers
+    fold it once. Measured in docs/benchmarks.md (GPU latency): such folds made batch-1
+    inference slower."""
+    size = static_elements(activation)
+    return any(
+        static_elements(w) > size
+        and not (isinstance(scale, np.ndarray) and computed_from_constants(w))
+        for w in weights
     )
 
 

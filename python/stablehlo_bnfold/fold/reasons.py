@@ -26,6 +26,7 @@ __all__ = [
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
+    "COST_WEIGHTS_LARGER",
     "COST_NOTHING_REMOVED",
     "DATA_DEPENDENT",
     "DIVISOR_ZERO",
@@ -197,6 +198,10 @@ ISLAND_USERS = Reason("affine result has other users than the narrowing convert"
 DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only the batch may be dynamic")
 COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
 COST_LARGER = Reason("folding would move an add onto a larger tensor")
+COST_WEIGHTS_LARGER = Reason(
+    "weights passed as arguments have more elements than the activation: scaling them on "
+    "every call would move the multiply onto a larger tensor"
+)
 PAD_SCALE_ZERO = Reason("convolution pads or dilates its input and a scale is zero")
 SHIFT_ALONE = Reason("a shift alone cannot pass the zeros of padding or lhs dilation")
 SHIFT_KEPT = Reason("convolution pads or dilates its input: the shift cannot pass its zeros")

@@ -52,10 +52,15 @@ class FoldRewriter:
         recorder: Recorder,
         pattern: str,
         fold_weight_arguments: bool = True,
+        fold_larger_weight_arguments: bool = False,
     ):
         self.fold_weight_arguments = fold_weight_arguments
         """The pass option `fold-weight-arguments`: whether per-channel values and weights
         that are function arguments may be folded, in the graph."""
+        self.fold_larger_weight_arguments = fold_larger_weight_arguments
+        """The pass option `fold-larger-weight-arguments`: whether weights the graph scales
+        on every call may be larger than the activation the scale leaves
+        (`fold.plan.scaled_per_call_larger`)."""
         self._root = root
         self._anchor = root
         self._rewriter = rewriter

@@ -84,19 +84,22 @@ def build_pattern_set(
     patterns: tuple[Pattern, ...] = PATTERNS,
     *,
     fold_weight_arguments: bool = True,
+    fold_larger_weight_arguments: bool = False,
 ) -> rewrite.FrozenRewritePatternSet:
     """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`;
-    `fold_weight_arguments` (the pass option) lets them fold per-channel values that are
-    function arguments."""
+    `fold_weight_arguments` and `fold_larger_weight_arguments` (the pass options) let them
+    fold per-channel values that are function arguments, and scale weights that are larger
+    than the activation on every call."""
     pattern_set = rewrite.RewritePatternSet(context)
+    options = (fold_weight_arguments, fold_larger_weight_arguments)
     for pattern in patterns:
-        pattern_set.add(pattern.root, _adapt(pattern, recorder, fold_weight_arguments))
+        pattern_set.add(pattern.root, _adapt(pattern, recorder, options))
     return pattern_set.freeze()
 
 
-def _adapt(pattern: Pattern, recorder: Recorder, fold_weight_arguments: bool):
+def _adapt(pattern: Pattern, recorder: Recorder, options: tuple[bool, bool]):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
-        rw = FoldRewriter(op, rewriter, recorder, pattern.name, fold_weight_arguments)
+        rw = FoldRewriter(op, rewriter, recorder, pattern.name, *options)
         try:
             with op.location:
                 outcome = pattern.apply(op, rw)

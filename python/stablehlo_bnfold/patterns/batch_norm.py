@@ -73,7 +73,9 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     _, offset, mean, _ = stats
     centred = per_channel_op(np.subtract, bias, mean, bn.result)
     shift = per_channel_op(np.add, offset, per_channel_op(np.multiply, centred, s, bn.result), bn.result)
-    plan = plan_fold(bn, linear, feature, scale=s, shift=shift, weights=weights)
+    plan = plan_fold(
+        bn, linear, feature, scale=s, shift=shift, weights=weights, larger_weights=rw.fold_larger_weight_arguments
+    )
     if isinstance(plan, Reason):
         return rw.skip(bn, plan)
     return build(plan, rw)

@@ -37,7 +37,7 @@ from ..fold.affine_map import (
     per_channel_op,
     weights_of,
 )
-from ..fold.plan import FoldPlan, NewWeights, build, plan_fold
+from ..fold.plan import FoldPlan, NewWeights, build, plan_fold, scaled_per_call_larger
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -176,7 +176,10 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     if divide:
         factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
     shift = per_channel_op(np.multiply, bias, factor, op.result)
-    plan = plan_fold(op, linear, feature, scale=factor, shift=shift, weights=weights)
+    plan = plan_fold(
+        op, linear, feature, scale=factor, shift=shift, weights=weights,
+        larger_weights=rw.fold_larger_weight_arguments,
+    )
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
     return build(plan, rw)
@@ -190,7 +193,8 @@ def _fold_scalar_over_block_bias(
     after a DenseGeneral with a [heads, head_dim] bias), one linear op: constant weights
     and a constant b (exact path), or with `fold-weight-arguments` the rhs's weights and a
     b that are arguments (`per_feature_block_source`), or a bias a fold built from them,
-    scaled in the graph; else not a candidate."""
+    scaled in the graph, weights not larger than the result (`scaled_per_call_larger`);
+    else not a candidate."""
     for chain, other in candidates:  # `linear_operands`, in order
         factor = _uniform(other)
         if factor is None or chain.bias_add is None or len(chain.branches) != 1:
@@ -235,6 +239,8 @@ def _fold_scalar_over_block_bias(
             # In the graph: W * c and b * c, c a constant of the weights' type.
             if round_to(dtype, np.array([c])) is None:
                 return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
+            if not rw.fold_larger_weight_arguments and scaled_per_call_larger((weights,), np.array([c]), op.result):
+                return rw.skip(op, reasons.COST_WEIGHTS_LARGER)
             new_weights = NewWeights(Weights(chosen[0], weights, None, weights_type, dtype), None)
             return build(FoldPlan(op, chain, dims, np.array([c]), (new_weights,), block), rw)
         stored = read_dense(constant_attr(weights))

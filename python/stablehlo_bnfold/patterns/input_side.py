@@ -130,7 +130,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
 from ..analysis.passage import PASSAGE_OPS, Passed, activation_data, data_operands, feature_below, passed_by
-from ..analysis.shapes import SHAPE_READERS, shape_read_from
+from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
 from ..constants import float_dtype, round_to, scale_along
@@ -149,7 +149,7 @@ from ..fold.affine_map import (
     stored_weights,
 )
 from ..fold.affine_map import biased_linear as linear_chain
-from ..fold.plan import combine
+from ..fold.plan import combine, scaled_per_call_larger
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -695,7 +695,11 @@ def _plan(
         # The shift would stay in F before the convert, x + t / s: with s in the graph no
         # zero can be excluded (t / 0), nor the weights' rounding checked (`_magnified`).
         return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
-    x_size = _size(top.result)
+    if not exact and not unit_scale and not rw.fold_larger_weight_arguments and scaled_per_call_larger(
+        (c.weights if c.master is None else c.master for c in consumers), scale, top.result
+    ):
+        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
+    x_size = static_elements(top.result)
     removed = affine.activation_ops()
 
     # Either the shift becomes a bias after each consumer, or it stays in front as one add
@@ -733,7 +737,7 @@ def _plan(
         kept_reason = reasons.SHIFT_KEPT
     elif not no_shift:
         owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
-        larger = any(_size(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
+        larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
         if owns.count(None) >= removed or larger:
             kept_reason = reasons.COST_LARGER if larger else reasons.COST_NOTHING_REMOVED
             if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
@@ -838,12 +842,6 @@ def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     ):
         return rw.not_candidate(affine.top, reason)
     return rw.skip(affine.top, reason)
-
-
-def _size(value: ir.Value) -> int:
-    """The number of elements, dynamic dimensions left out (see `_dynamic_dims_pass_through`)."""
-    shaped = ir.RankedTensorType(value.type)
-    return int(np.prod([n for d, n in enumerate(shaped.shape) if not shaped.is_dynamic_dim(d)]))
 
 
 def _consumer_plan(

@@ -104,7 +104,10 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     if isinstance(weights, Reason):
         return rw.skip(op, weights)
     shift = per_channel_op(np.add, per_channel_op(np.multiply, bias, scale, like), shift, like)
-    plan = plan_fold(op, linear, feature, scale=scale, shift=shift, weights=weights)
+    plan = plan_fold(
+        op, linear, feature, scale=scale, shift=shift, weights=weights,
+        larger_weights=rw.fold_larger_weight_arguments,
+    )
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
     return build(plan, rw)

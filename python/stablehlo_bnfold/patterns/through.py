@@ -240,7 +240,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         part_plan = plan_fold(
             top, part.linear, above.linear_feature, scale=scale[part.channels],
             shift=_scaled_bias(part.bias, scale, into_bias, part.channels, top.result),
-            weights=part.weights, after_feature=feature,
+            weights=part.weights, after_feature=feature, larger_weights=rw.fold_larger_weight_arguments,
         )
         if isinstance(part_plan, Reason):
             return rw.skip(top, part_plan)
@@ -249,7 +249,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
         through=tuple(step.op for step in passed), after=None if moving_only else shift, after_feature=feature,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
-        names=tuple(_name(step) for step in passed),
+        names=tuple(_name(step) for step in passed), larger_weights=rw.fold_larger_weight_arguments,
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)

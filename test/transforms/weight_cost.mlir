@@ -1,0 +1,126 @@
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file \
+// RUN:   --report 2>&1 >/dev/null | FileCheck --check-prefix=LARGER %s
+
+// With weights or a scale passed as arguments, a fold scales the weights in the graph, on
+// every call: it moves the multiply from the activation onto the weights. Where the weights
+// have more elements than the activation (batch 1, late layers, dense layers), that is a
+// larger tensor, and the fold is refused unless `fold-larger-weight-arguments` asks for it.
+
+// Keras' `y * inv + shift` with the kernel an argument: 3x3x2x3 = 54 weights, 1x4x4x3 = 48
+// activations.
+// CHECK-LABEL: func.func @no_fold_weights_larger_than_activation(
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.multiply %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+func.func @no_fold_weights_larger_than_activation(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>, %inv: tensor<3xf32>, %shift: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %c, %i : tensor<1x4x4x3xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %s : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The same layer at batch 2: 96 activations, more than the 54 weights; it folds.
+// CHECK-LABEL: func.func @fold_activation_larger_than_weights(
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<3x3x2x3xf32>
+// CHECK:         stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<2x4x4x3xf32>
+func.func @fold_activation_larger_than_weights(%arg0: tensor<2x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>, %inv: tensor<3xf32>, %shift: tensor<3xf32>) -> tensor<2x4x4x3xf32> {
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<2x4x4x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<2x4x4x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %c, %i : tensor<2x4x4x3xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<3xf32>) -> tensor<2x4x4x3xf32>
+  %y = stablehlo.add %n, %s : tensor<2x4x4x3xf32>
+  return %y : tensor<2x4x4x3xf32>
+}
+
+// -----
+
+// A symbolic batch counts as 1, the smallest it can be: 48 activations, 54 weights.
+// CHECK-LABEL: func.func @no_fold_symbolic_batch_counted_as_one(
+// CHECK:         stablehlo.multiply %{{.+}}, %{{.+}} : tensor<?x4x4x3xf32>
+func.func @no_fold_symbolic_batch_counted_as_one(%arg0: tensor<?x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>, %inv: tensor<1x1x1x3xf32>) -> tensor<?x4x4x3xf32> {
+  %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<?x4x4x3xf32>
+  %shape = shape.shape_of %c : tensor<?x4x4x3xf32> -> tensor<4xindex>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>, tensor<4xindex>) -> tensor<?x4x4x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %c, %i : tensor<?x4x4x3xf32>
+  return %n : tensor<?x4x4x3xf32>
+}
+
+// -----
+
+// Constant weights and a scale that is an argument: the product is computed on every call
+// too (12 weights, 3 activations: a dense layer at batch 1).
+// CHECK-LABEL: func.func @no_fold_constant_weights_argument_scale(
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         stablehlo.multiply %[[D]], %{{.+}} : tensor<1x3xf32>
+func.func @no_fold_constant_weights_argument_scale(%arg0: tensor<1x4xf32>, %s: tensor<3xf32>) -> tensor<1x3xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_scale_into_linear]
+  %y = stablehlo.multiply %d, %sb : tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// Constant weights and a constant scale fold exactly, in float64, whatever the sizes.
+// CHECK-LABEL: func.func @fold_constant_weights_constant_scale(
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[}}[1.000000e+00, 1.500000e+00, 2.000000e+00]
+// CHECK:         stablehlo.dot_general %arg0, %[[W]]
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_constant_weights_constant_scale(%arg0: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %s = stablehlo.constant dense<[2.0, 3.0, 4.0]> : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_scale_into_linear]
+  %y = stablehlo.multiply %d, %sb : tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// The input side: a LayerNorm's affine (arguments) before a dense layer whose 4x3 = 12
+// weights are an argument, on a 2x4 = 8 activation.
+// CHECK-LABEL: func.func @no_fold_input_side_weights_larger(
+// CHECK:         %[[Y:.+]] = stablehlo.add
+// CHECK:         stablehlo.dot_general %[[Y]], %arg3
+func.func @no_fold_input_side_weights_larger(%arg0: tensor<2x4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xf32>, %arg3: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %gamma_b = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_input_affine_into_dot_general]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
+  %d = stablehlo.dot_general %y, %arg3, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+
+// -----
+
+// The same at 4 tokens: 16 activations, 12 weights; it folds.
+// CHECK-LABEL: func.func @fold_input_side_activation_larger(
+// CHECK:         %[[W:.+]] = stablehlo.multiply %arg3, %{{.+}} : tensor<4x3xf32>
+// CHECK:         stablehlo.dot_general %arg0, %[[W]]
+func.func @fold_input_side_activation_larger(%arg0: tensor<4x4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xf32>, %arg3: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %gamma_b = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %beta_b = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<4x4xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %scaled, %beta_b : tensor<4x4xf32>
+  %d = stablehlo.dot_general %y, %arg3, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
