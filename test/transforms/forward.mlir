@@ -949,3 +949,26 @@ func.func @no_fold_concatenate_of_the_chain_and_its_relu(%arg0: tensor<1x4x4x2xf
   %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x1xf32>) -> tensor<1x4x4x1xf32>
   return %c : tensor<1x4x4x1xf32>
 }
+
+// -----
+
+// A slice of H and W keeps every channel: scale and shift pass it, the shift into a bias
+// after the dense layer (as through a transpose). Nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_slice_of_other_dimensions(
+// CHECK:         %[[S:.+]] = stablehlo.slice %arg0 [0:1, 1:3, 0:2, 0:2]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[S]], %{{.+}}, contracting_dims = [3] x [0]
+// CHECK:         stablehlo.add %[[D]], %{{.+}} : tensor<1x2x2x1xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_slice_of_other_dimensions(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.slice [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %sl = stablehlo.slice %y [0:1, 1:3, 0:2, 0:2] : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  %w = stablehlo.constant dense<[[0.5], [0.75]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %sl, %w, contracting_dims = [3] x [0] : (tensor<1x2x2x2xf32>, tensor<2x1xf32>) -> tensor<1x2x2x1xf32>
+  return %d : tensor<1x2x2x1xf32>
+}
