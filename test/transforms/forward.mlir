@@ -972,3 +972,35 @@ func.func @fold_through_slice_of_other_dimensions(%arg0: tensor<1x4x4x2xf32>) ->
   %d = stablehlo.dot_general %sl, %w, contracting_dims = [3] x [0] : (tensor<1x2x2x2xf32>, tensor<2x1xf32>) -> tensor<1x2x2x1xf32>
   return %d : tensor<1x2x2x1xf32>
 }
+
+// -----
+
+// Two chains concatenated along the channels (after a slice of another input, which is no
+// chain), then a convolution: each chain folds on its own range, one fold each; nothing is
+// left in front of the concatenate.
+// CHECK-LABEL: func.func @fold_two_chains_through_one_concatenate(
+// CHECK:         %[[L:.+]] = stablehlo.slice %arg2
+// CHECK:         %[[J:.+]] = stablehlo.concatenate %[[L]], %arg0, %arg1, dim = 3
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[J]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     batch_norm_inference
+func.func @fold_two_chains_through_one_concatenate(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x2xf32>, %arg2: tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %z = "stablehlo.batch_norm_inference"(%arg1, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %l = stablehlo.slice %arg2 [0:1, 0:4, 0:4, 0:1] : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32>
+  %cc = stablehlo.concatenate %l, %y, %z, dim = 3 : (tensor<1x4x4x1xf32>, tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875], [0.25], [0.5]]]]> : tensor<1x1x5x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}

@@ -348,7 +348,7 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
         if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp)):
             datas = [op.operand]
         elif isinstance(op, stablehlo.ConcatenateOp):
-            datas = list(op.operands)  # the first that a chain may compute
+            return _walked_operand(op, below_feature)
         elif isinstance(op, stablehlo.ReduceOp):
             datas = list(op.inputs) if len(op.inputs) == 1 else []
         elif isinstance(op, stablehlo.MaxOp):
@@ -369,6 +369,23 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
             return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
+
+
+def _walked_operand(concat: stablehlo.ConcatenateOp, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
+    """`_walked` below a concatenate: the first operand computed by a per-feature affine
+    op other than a bias add (each operand is another candidate: the other operands stay
+    as they are), directly or below passage ops; None if there is none."""
+    for data in concat.operands:
+        owner = data.owner
+        if isinstance(owner, CHAIN_OPS):
+            found = (data, owner, feature)
+        elif isinstance(owner, PASSAGE_OPS):
+            found = _walked(data, feature)
+        else:
+            continue
+        if found is not None and not _bias_add(found[1]):
+            return found
+    return None
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
