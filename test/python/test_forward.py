@@ -5,6 +5,7 @@ run through XLA on the CPU against the original (`fold_and_compare`)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import Compared, fold_and_compare
 
 from stablehlo_bnfold.fold import reasons
@@ -267,3 +268,47 @@ def test_batch_norms_before_a_slice_or_concatenate_fold_forward_on_their_channel
     through = ["stablehlo.concatenate", "stablehlo.maximum, stablehlo.slice"]
     compared = _folded_forward(RANGES, seed=5, through=through, kept=1)
     assert "stablehlo.multiply" not in compared.folded
+
+
+def _jax_forms() -> dict[str, tuple[object, str]]:
+    """Per-channel affine maps before the activations and channel ops of jax, as its
+    functions export them (calls of jitted helpers), each before a VALID convolution; and
+    the ops a fold reports passing."""
+    import jax
+    import jax.numpy as jnp
+
+    scale = np.array([1.5, -0.75, 0.5, -1.25], np.float32)
+    positive = np.abs(scale)
+    shift = np.array([0.25, -0.5, 1.0, 0.125], np.float32)
+    kernel = _RNG.normal(0, 0.5, (3, 3, 4, 5)).astype(np.float32)
+    kept, wider = np.ascontiguousarray(kernel[:, :, 1:3]), np.concatenate([kernel, kernel[:, :, :1]], axis=2)
+
+    def conv(x, k=kernel):
+        return jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def where(y):
+        return jnp.where(y > 0, y, 0.1 * y)
+
+    return {
+        "leaky_relu": (lambda x: conv(jax.nn.leaky_relu(x * positive + shift, 0.1)), "stablehlo.select"),
+        "where": (lambda x: conv(where(x * positive + shift)), "stablehlo.select"),
+        "relu6": (lambda x: conv(jax.nn.relu6(x * scale + shift)), "stablehlo.clamp"),
+        "clip": (lambda x: conv(jnp.clip(x * scale + shift, 0.0, 6.0)), "stablehlo.clamp"),
+        "slice": (lambda x: conv(jax.nn.relu(x * scale + shift)[..., 1:3], kept), "stablehlo.maximum, stablehlo.slice"),
+        "concatenate": (
+            lambda x: conv(jnp.concatenate([x[..., :1], x * scale + shift], axis=-1), wider),
+            "stablehlo.concatenate",
+        ),
+    }
+
+
+@pytest.mark.parametrize("form", ["leaky_relu", "where", "relu6", "clip", "slice", "concatenate"])
+def test_jax_exports_of_the_activations_and_channel_ops_fold_forward_and_compute_the_same(form):
+    import jax
+    import jax.numpy as jnp
+
+    fn, through = _jax_forms()[form]
+    exported = jax.export.export(jax.jit(fn))(jax.ShapeDtypeStruct((1, 6, 6, 4), jnp.float32))
+    compared = fold_and_compare(exported.mlir_module(), seed=6, batch_norms_left=0, folds=1)
+    assert [fold.through for fold in compared.report.folds] == [through]
+    assert compared.folded.count("stablehlo.multiply") == (1 if form in ("leaky_relu", "where") else 0)
