@@ -15,6 +15,9 @@ with how many of them took a bias or activation into the call).
 With weights as arguments the weights are device arrays passed on every call; the folded
 module then scales them on the device on each call (the weights stay parameters), so that
 row shows what the fold costs or saves when the weights are not constants.
+`--options` folds with the pass's options; `--also-options` folds a second time with
+others and times that third module in the same rounds (e.g. the cost rule against
+`fold-larger-weight-arguments=true`).
 
 Results are written as they come (`--json`), so a run cut short keeps what it measured.
 
@@ -67,6 +70,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batches", default="1,32", help="comma-separated batch sizes")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds")
     parser.add_argument("--inner", type=int, default=20, help="calls per sample")
+    parser.add_argument("--options", default="",
+                        help="the pass's options, e.g. fold-larger-weight-arguments=true")
+    parser.add_argument("--also-options", default=None,
+                        help="also fold with these options and time that in the same rounds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="write the results here, updated after each case")
     parser.add_argument("--markdown", help="write the table here at the end")
@@ -109,12 +116,14 @@ def _timed(fn, inputs, inner: int) -> float:
     return (time.perf_counter() - start) / inner
 
 
-def measure(exported, folded, inputs, *, rounds: int, inner: int) -> dict:
-    """Median seconds per call of both, interleaved, and what XLA made of each."""
+def measure(exported, folded, inputs, *, rounds: int, inner: int, also=None) -> dict:
+    """Median seconds per call of both (and of `also`, folded with `--also-options`, in
+    the same rounds), interleaved, and what XLA made of each."""
     import jax
 
     compiled, outputs = {}, {}
-    for name, exp in (("original", exported), ("folded", folded)):
+    pairs = (("original", exported), ("folded", folded)) + ((("also", also),) if also else ())
+    for name, exp in pairs:
         fn = jax.jit(exp.call)
         compiled[name] = fn.lower(*inputs).compile()
         outputs[name] = np.asarray(compiled[name](*inputs))
@@ -125,7 +134,12 @@ def measure(exported, folded, inputs, *, rounds: int, inner: int) -> dict:
             samples[name].append(_timed(fn, inputs, inner))
     medians = {name: statistics.median(v) for name, v in samples.items()}
     reference = outputs["original"]
-    return {
+    extra = {}
+    if also is not None:
+        extra = {"also_s": medians["also"], "also_ratio": medians["also"] / medians["original"],
+                 "also_max_rel_diff": float(np.abs(outputs["also"] - reference).max()
+                                            / np.abs(reference).max())}
+    return extra | {
         "original_s": medians["original"],
         "folded_s": medians["folded"],
         "ratio": medians["folded"] / medians["original"],
@@ -151,17 +165,18 @@ def run_case(spec, weights, form: str, variant: str, batches: list[int], args) -
                                            form=form, platform=platform)
         export_s = time.perf_counter() - start
         start = time.perf_counter()
-        folded, report = fold_batch_norm(exported, with_report=True)
+        folded, report = fold_batch_norm(exported, with_report=True, options=args.options)
         fold_s = time.perf_counter() - start
+        also = None if args.also_options is None else fold_batch_norm(exported, options=args.also_options)
         image = np.random.default_rng(args.seed + 1).standard_normal(
             (batch, spec.image, spec.image, 3), dtype=np.float32)
         inputs = [jax.device_put(image, device)]
         if variant == "arguments":
             inputs += values
-        row = {"network": spec.name, "title": spec.title, "form": form, "variant": variant,
-               "batch": batch, "device": device.device_kind, "folds": len(report.folds),
+        row = {"network": spec.name, "title": spec.title, "form": form,
+               "variant": variant + (f" ({args.options})" if args.options else ""), "batch": batch, "device": device.device_kind, "folds": len(report.folds),
                "export_s": export_s, "fold_s": fold_s}
-        row.update(measure(exported, folded, inputs, rounds=args.rounds, inner=args.inner))
+        row.update(measure(exported, folded, inputs, rounds=args.rounds, inner=args.inner, also=also))
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -169,10 +184,12 @@ def run_case(spec, weights, form: str, variant: str, batches: list[int], args) -
 
 def _line(row: dict) -> str:
     xla = row["xla"]
-    return (f"{row['title']:<14} {row['form']:<6} {row['variant']:<10} b{row['batch']:<3} "
+    also = (f"  also {row['also_s'] * 1e3:8.3f} ms {row['also_ratio']:.2f}x kernels "
+            f"{xla['also']['kernels']}") if "also_s" in row else ""
+    return (f"{row['title']:<14} {row['form']:<6} {row['variant']:<11} b{row['batch']:<3} "
             f"{row['original_s'] * 1e3:8.3f} ms -> {row['folded_s'] * 1e3:8.3f} ms "
             f"{row['ratio']:.2f}x  kernels {xla['original']['kernels']} -> "
-            f"{xla['folded']['kernels']}  diff {row['max_rel_diff']:.1e}")
+            f"{xla['folded']['kernels']}  diff {row['max_rel_diff']:.1e}{also}")
 
 
 def markdown(rows: list[dict]) -> str:
@@ -210,7 +227,7 @@ def save_pairs(args) -> None:
             exported = models.export_stablehlo(spec, weights, weights_as="constants",
                                                batch=batch, form=form,
                                                platform=args.platform)
-            folded = fold_batch_norm(exported)
+            folded = fold_batch_norm(exported, options=args.options)
             for kind, exp in (("original", exported), ("folded", folded)):
                 (folder / f"{name}.{form}.{kind}.exported").write_bytes(exp.serialize())
 
@@ -248,7 +265,7 @@ def main(argv=None) -> int:
     import jax
 
     batches = [int(b) for b in args.batches.split(",")]
-    result = {"device": jax.devices()[0].device_kind, "jax": jax.__version__,
+    result = {"device": jax.devices()[0].device_kind, "jax": jax.__version__, "options": args.options,
               "rounds": args.rounds, "inner": args.inner, "rows": [], "errors": []}
     print(f"device {result['device']}, jax {result['jax']}", flush=True)
     if args.load:
