@@ -1004,3 +1004,73 @@ func.func @fold_two_chains_through_one_concatenate(%arg0: tensor<1x4x4x2xf32>, %
   %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x4x4x1xf32>
   return %c : tensor<1x4x4x1xf32>
 }
+
+// -----
+
+// jnp.clip(v, 0, 6) as jax.export writes it: `call @clip(%v, %lo, %hi)`, its bounds passed
+// in as scalar constants: read at the call, the call becomes an inline clamp with the
+// moved bounds (swapped where s < 0) and the shift passes into the dense layer's bias.
+// CHECK-LABEL: func.func @fold_through_clip_call_with_bounds_passed_in(
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[-0.166666672, -1.300000e+01]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[3.83333325, -1.000000e+00]> : tensor<2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK-NOT:     call @clip
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-LABEL: func.func private @clip(
+func.func @fold_through_clip_call_with_bounds_passed_in(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = call @clip(%y, %lo, %hi) : (tensor<4x2xf32>, tensor<f32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %b = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %o = stablehlo.add %d, %bb : tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
+}
+func.func private @clip(%arg0: tensor<4x2xf32>, %arg1: tensor<f32>, %arg2: tensor<f32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.convert %arg1 : tensor<f32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %2 = stablehlo.maximum %1, %arg0 : tensor<4x2xf32>
+  %3 = stablehlo.convert %arg2 : tensor<f32>
+  %4 = stablehlo.broadcast_in_dim %3, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %5 = stablehlo.minimum %4, %2 : tensor<4x2xf32>
+  return %5 : tensor<4x2xf32>
+}
+
+// -----
+
+// The same call with a bound that is an argument of @main: no constant to move.
+// CHECK-LABEL: func.func @no_fold_clip_call_with_a_bound_not_constant(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_clip_call_with_a_bound_not_constant(%arg0: tensor<4x2xf32>, %hi: tensor<f32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: affine result has other users (func.call) [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = call @clip(%y, %lo, %hi) : (tensor<4x2xf32>, tensor<f32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+func.func private @clip(%arg0: tensor<4x2xf32>, %arg1: tensor<f32>, %arg2: tensor<f32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.convert %arg1 : tensor<f32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %2 = stablehlo.maximum %1, %arg0 : tensor<4x2xf32>
+  %3 = stablehlo.convert %arg2 : tensor<f32>
+  %4 = stablehlo.broadcast_in_dim %3, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %5 = stablehlo.minimum %4, %2 : tensor<4x2xf32>
+  return %5 : tensor<4x2xf32>
+}
