@@ -45,6 +45,7 @@ class Recorder:
 
     def __init__(self):
         self.built: list[Built] = []
+        self._realized = {}  # FoldRewriter's: the computed values built so far
 
     realize = FoldRewriter.realize
 

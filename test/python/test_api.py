@@ -340,8 +340,8 @@ def test_options_are_the_pass_options_for_every_input_kind(kind):
     refused = fold("")
     assert refused.folded == 0
     assert [s.reason for s in refused.skips] == [
-        "weights passed as arguments have more elements than the activation: scaling them "
-        "on every call would move the multiply onto a larger tensor"
+        "weights the graph would scale or contract on every call have more elements than the "
+        "activation: the fold would move the op onto a larger tensor"
     ]
     assert fold("fold-larger-weight-arguments=true").folded == 1
     assert fold("fold-weight-arguments=false").skips[0].reason == "weights are not a constant"

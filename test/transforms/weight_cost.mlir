@@ -17,7 +17,7 @@
 func.func @no_fold_weights_larger_than_activation(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf32>, %inv: tensor<3xf32>, %shift: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
   %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
   %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_scale_into_linear]
   // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
   %n = stablehlo.multiply %c, %i : tensor<1x4x4x3xf32>
   %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
@@ -51,7 +51,7 @@ func.func @no_fold_symbolic_batch_counted_as_one(%arg0: tensor<?x4x4x2xf32>, %ar
   %c = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<?x4x4x3xf32>
   %shape = shape.shape_of %c : tensor<?x4x4x3xf32> -> tensor<4xindex>
   %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [0, 1, 2, 3] : (tensor<1x1x1x3xf32>, tensor<4xindex>) -> tensor<?x4x4x3xf32>
-  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_scale_into_linear]
   // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
   %n = stablehlo.multiply %c, %i : tensor<?x4x4x3xf32>
   return %n : tensor<?x4x4x3xf32>
@@ -68,7 +68,7 @@ func.func @no_fold_constant_weights_argument_scale(%arg0: tensor<1x4xf32>, %s: t
   %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
   %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
   %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
-  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_scale_into_linear]
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_scale_into_linear]
   // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_scale_into_linear]
   %y = stablehlo.multiply %d, %sb : tensor<1x3xf32>
   return %y : tensor<1x3xf32>
@@ -102,7 +102,7 @@ func.func @no_fold_input_side_weights_larger(%arg0: tensor<2x4xf32>, %arg1: tens
   %gamma_b = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
   %beta_b = stablehlo.broadcast_in_dim %arg2, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
   %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
-  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: weights passed as arguments have more elements than the activation: scaling them on every call would move the multiply onto a larger tensor [fold_input_affine_into_dot_general]
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_input_affine_into_dot_general]
   // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
   %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
   %d = stablehlo.dot_general %y, %arg3, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>

@@ -344,9 +344,9 @@ def _called_activation(function: func.FuncOp | None) -> tuple[int, int | None] |
     relu6 = _relu6_bounds(block, returned)
     if relu6:
         return count, relu6[0][0]
-    number = _leaky_argument(block, returned)
-    if number is not None:
-        return count, number
+    leaky = _leaky_argument(block, returned)
+    if leaky is not None:
+        return count, leaky[0]
     return (count, None) if _selects_last_three(block, returned) else None
 
 
@@ -431,19 +431,28 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     the call)."""
     # The callee first (read once a run): most calls are of other functions (relu6's
     # clip), refused before the call's operands are read.
-    body = _callee_body(call)
-    maximum = None if body is None else body[1].owner
-    if not isinstance(maximum, stablehlo.MaxOp) or not _fed_from_below(call):
+    relus = _callee_read(call, "relu", _relu_arguments)
+    if not relus or not _fed_from_below(call):
         return None
-    block = body[0]
-    for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-        number = argument_number(value, block)
-        if number is None or other == value:
-            continue
+    for number, other in relus:
         data = call.operands[number]
         if data.type == call.results[0].type:
             return data, other
     return None
+
+
+def _relu_arguments(block: ir.Block, returned: ir.Value) -> list[tuple[int, ir.Value]]:
+    """(argument number of v, z) for each way `returned` is `maximum(v, z)` of an argument
+    v of `block` and another value z, in the order tried; empty for any other value."""
+    maximum = returned.owner
+    if not isinstance(maximum, stablehlo.MaxOp):
+        return []
+    found = []
+    for value, other in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+        number = argument_number(value, block)
+        if number is not None and other != value:
+            found.append((number, other))
+    return found
 
 
 def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
@@ -460,15 +469,37 @@ _Read = TypeVar("_Read")
 
 def read_callee_once(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
     """`read(block, returned)` of the function `call` calls, when `called_body` finds its
-    body (else None), by the name `what`: inside `callees_read_once`, once a pass run per
-    function, not on every visit of every call. `read` may look only at the callee.
+    body and the read is not empty (else None), by the name `what`: inside
+    `callees_read_once`, once a pass run per function, not on every visit of every call.
+    `read` may look only at the callee.
 
     >>> read_callee_once(call, "relu6", _relu6_bounds)   # doctest: +SKIP
     [(0, 0.0, 6.0)]
     """
-    if called_body(call) is None:
+    # The callee's read first (a dictionary look-up): a call of another function (clip,
+    # read for relu6's bounds) is refused before the call's operands are read.
+    found = _callee_read(call, what, read)
+    if not found or not _fed_from_below(call):
         return None
-    return _looked_up(call, what, lambda function: read(*_body(function)[:2]))
+    return found
+
+
+def _callee_read(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
+    """`read(block, returned)` of the function `call` calls, by the name `what`, when
+    `_callee_body` finds its body; else None."""
+    found = _looked_up(call, what, lambda function: _read_body(function, read))
+    if found is None or found[1] != len(call.operands):
+        return None
+    return found[0]
+
+
+def _read_body(
+    function: func.FuncOp | None, read: Callable[[ir.Block, ir.Value], _Read]
+) -> tuple[_Read, int] | None:
+    """`read(block, returned)` of `function`'s `_body` and its number of arguments; None
+    where it has no such body."""
+    body = _body(function)
+    return None if body is None else (read(body[0], body[1]), body[2])
 
 
 def _fed_from_below(call: func.CallOp) -> bool:
@@ -477,16 +508,13 @@ def _fed_from_below(call: func.CallOp) -> bool:
     if len(call.results) != 1:
         return False
     result_type = call.results[0].type
-    return any(v.type == result_type and isinstance(v.owner, _BELOW_A_RELU) for v in call.operands)
+    return any(v.type == result_type and type(v.owner) in _BELOW for v in call.operands)
 
 
 def _callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     """The body of the function `call` calls and the one value it returns, when it takes
     as many arguments as the call passes; else None."""
-    body = _looked_up(call, "body", _body)
-    if body is None or body[2] != len(call.operands):
-        return None
-    return body[0], body[1]
+    return _callee_read(call, "body", lambda block, returned: (block, returned))
 
 
 def _body(function: func.FuncOp | None) -> tuple[ir.Block, ir.Value, int] | None:
@@ -519,8 +547,15 @@ _BELOW_A_RELU = (
 output side), a per-feature affine op (the input side), or another op either side
 passes (`patterns.through` also a clamp, a concatenate and a dynamic reshape)."""
 
+_BELOW = frozenset(_BELOW_A_RELU)
+"""`_BELOW_A_RELU`, for `type(op) in`: `isinstance` against a tuple of OpView classes
+(nanobind types) costs about 60 ns a class it is not; `value.owner` is the registered
+class itself."""
 
-_callees: ContextVar[dict[tuple[str, int, str], object] | None] = ContextVar("_callees", default=None)
+
+_callees: ContextVar[dict[tuple[str, int, ir.Attribute], object] | None] = ContextVar(
+    "_callees", default=None
+)
 """What `_looked_up` found in this pass run, by (what, module, symbol); None outside
 `callees_read_once`."""
 
@@ -545,17 +580,24 @@ def callees_read_once() -> Iterator[None]:
 def _looked_up(call: func.CallOp, what: str, read):
     """`read(the function call calls, or None)`, once a run per function inside
     `callees_read_once`; on every call outside it."""
-    name = ir.FlatSymbolRefAttr(call.callee).value
+    # The symbol as the key (an attribute, uniqued by the context: hashed and compared
+    # by address), its name read only to look a function up.
+    symbol = call.operation.attributes["callee"]
     module = call.operation.parent
     while module is not None and module.name != "builtin.module":
         module = module.parent
     found = _callees.get()
     if found is None:
-        return read(_function(module, name))
-    key = (what, 0 if module is None else op_key(module.operation), name)
-    if key not in found:
-        found[key] = read(_function(module, name))
-    return found[key]
+        return read(_function(module, ir.FlatSymbolRefAttr(symbol).value))
+    key = (what, 0 if module is None else op_key(module.operation), symbol)
+    value = found.get(key, _MISSING)
+    if value is _MISSING:
+        value = found[key] = read(_function(module, ir.FlatSymbolRefAttr(symbol).value))
+    return value
+
+
+_MISSING = object()
+"""Not looked up yet (a read may be None)."""
 
 
 def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
@@ -575,23 +617,25 @@ def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
     call of `_where`), the call's operand passed as v; else None. Positively homogeneous
     for any a: leaky(v) * s = leaky(v * s) for s > 0. The callee is read once a pass run
     (`read_callee_once`)."""
-    number = read_callee_once(call, "leaky_relu", _leaky_argument)
-    if number is None:
+    found = read_callee_once(call, "leaky_relu", _leaky_argument)
+    if found is None:
         return None
-    data = call.operands[number]
+    data = call.operands[found[0]]
     return data if data.type == call.results[0].type else None
 
 
-def _leaky_argument(block: ir.Block, value: ir.Value) -> int | None:
-    """The argument number of v when `value`, returned by `block`, is `select(v >= 0, v,
-    a * v)` of an argument v (`called_leaky_relu`); else None."""
+def _leaky_argument(block: ir.Block, value: ir.Value) -> tuple[int] | None:
+    """(argument number of v,) when `value`, returned by `block`, is `select(v >= 0, v,
+    a * v)` of an argument v (`called_leaky_relu`; a tuple: `read_callee_once` takes an
+    empty read, as 0 would be, for none); else None."""
     selected = _selected(value)
     if selected is None:
         return None
     test, v, otherwise = selected
     if not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
         return None
-    return argument_number(v, block)
+    number = argument_number(v, block)
+    return None if number is None else (number,)
 
 
 def leaky_relu_data(op: ir.OpView) -> ir.Value | None:

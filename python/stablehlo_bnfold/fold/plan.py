@@ -20,13 +20,13 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import shape_read_from, static_elements
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
-from .affine_map import BiasedLinear, PerChannel, Weights, computed_from_constants, per_channel_op
+from .affine_map import BiasedLinear, Computed, Narrow, PerChannel, Weights, per_channel_op
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
 __all__ = [
-    "FoldPlan", "MovedOperands", "NewWeights", "build", "combine", "plan_fold", "scaled_per_call_larger",
-    "shape_read_from_chain",
+    "FoldPlan", "MovedOperands", "NewWeights", "build", "build_chain", "combine", "plan_fold",
+    "per_call_larger", "shape_read_from_chain",
 ]
 
 
@@ -105,6 +105,7 @@ def plan_fold(
     after_feature: int | None = None,
     moved: tuple[MovedOperands | None, ...] = (),
     names: tuple[str, ...] = (),
+    bias_add: bool | None = None,
     larger_weights: bool = False,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
@@ -117,9 +118,10 @@ def plan_fold(
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
     is part of the output). Constant weights times a constant scale, and a constant shift,
     take the exact path (float64, one rounding, a reason when the result is not finite in
-    its element type; a zero bias adds nothing); anything else is computed in the graph,
+    its element type; a zero bias adds nothing where there is no bias add to replace:
+    `bias_add`, by default whether `linear` has one); anything else is computed in the graph,
     unless weights it scales on every call are larger than `root`'s result
-    (`scaled_per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
+    (`per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
     `fold-larger-weight-arguments`).
     """
     channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
@@ -129,10 +131,6 @@ def plan_fold(
     if linear.linear_value != linear.linear.result and not weights_exact:
         # The factor is computed after the case; the branches cannot see it.
         return reasons.CASE_WEIGHTS_NOT_CONSTANT
-    if not weights_exact and scale is not None and not larger_weights and scaled_per_call_larger(
-        (w.value if w.master is None else w.master for w in weights), scale, root.result
-    ):
-        return reasons.COST_WEIGHTS_LARGER
     new_weights = []
     for branch_weights in weights or ():
         if scale is None:
@@ -146,33 +144,68 @@ def plan_fold(
         bias = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), shift)
         if bias is None:
             return reasons.FOLDED_BIAS_OVERFLOW
-        if linear.bias_add is None and not np.any(bias):
+        if bias_add is None:
+            bias_add = linear.bias_add is not None
+        if not bias_add and not np.any(bias):
             bias = None
     if after is not None:
         after = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), after)
         if after is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         after = after if np.any(after) else None
+    if not weights_exact and scale is not None and not larger_weights and per_call_larger(
+        (w.value if w.master is None else w.master for w in weights), (scale,), root.result
+    ):
+        return reasons.COST_WEIGHTS_LARGER
     return FoldPlan(
         root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
     )
 
 
-def scaled_per_call_larger(weights: Iterable[ir.Value], scale: PerChannel, activation: ir.Value) -> bool:
-    """Whether the graph would scale some of `weights` (each the value the build
-    multiplies: the weights, or their master in a wider type) on every call, and they
-    have more elements than `activation`, the tensor the scale is multiplied onto now (a
-    dynamic dimension counted as 1, the smallest it can be): the fold would move that
-    multiply onto a larger tensor. A product of weights computed from constants alone
-    (torch-mlir's `transpose(%W)`) and a constant scale is no per-call cost: compilers
-    fold it once. Measured in docs/benchmarks.md (GPU latency): such folds made batch-1
+def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel], activation: ir.Value) -> bool:
+    """Whether a fold would compute in the graph, on every call, ops over `weights` (each
+    the value it multiplies by the scale or contracts with the shift: the weights, or their
+    master in a wider type) with more elements in all than `activation`, the tensor the
+    folded op is on now (a dynamic dimension counted as 1, the smallest it can be): it would
+    move that op onto a larger tensor. Such ops run on every call when the weights or one
+    of `parameters` (the scale or shift they meet) read a function argument; computed from
+    constants alone (torch-mlir's `transpose(%W)`, `exp` of a constant), compilers compute
+    them once. Measured in docs/benchmarks.md ("GPU latency"): at batch 1 such folds made
     inference slower."""
-    size = static_elements(activation)
-    return any(
-        static_elements(w) > size
-        and not (isinstance(scale, np.ndarray) and computed_from_constants(w))
-        for w in weights
-    )
+    weights = tuple(weights)
+    if not _reads_an_argument((*weights, *parameters)):
+        return False
+    return sum(static_elements(w) for w in weights) > static_elements(activation)
+
+
+def _reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
+    """Whether any of `values` is computed from a function argument (or a region's block
+    argument), walking producers through every op; past `budget` ops, assumed so."""
+    pending, seen = [], set()
+    for value in values:
+        _push_ir_values(value, pending)
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView):
+            return True
+        if hash(owner.operation) in seen:
+            continue
+        if len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return False
+
+
+def _push_ir_values(value: PerChannel | ir.Value, pending: list[ir.Value]) -> None:
+    """The IR values `value` is computed from: none for float64 constants."""
+    if isinstance(value, Narrow):
+        pending.append(value.value)
+    elif isinstance(value, Computed):
+        for operand in value.operands:
+            _push_ir_values(operand, pending)
+    elif isinstance(value, ir.Value):
+        pending.append(value)
 
 
 def _scaled_weights(
@@ -194,10 +227,33 @@ def _scaled_weights(
     return None
 
 
-def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value:
+def _built_linear(
+    plan: FoldPlan, rw: FoldRewriter, own_shape: bool, linear_result: ir.Value | None = None
+) -> ir.Value:
     """The new linear op of `plan`, its weights replaced, plus its bias; the bias is
     broadcast to the new linear op's own shape with `own_shape` (a fold through ops, or
-    one operand of a concatenate), else to a full-size operand of the root."""
+    one operand of a concatenate), else to a full-size operand of the root.
+    `linear_result`: the linear op an earlier step of the same build made (`build_chain`)."""
+    root, linear, feature = plan.root, plan.linear, plan.feature
+    linear_result, bias = _new_linear(plan, rw, linear_result)
+    if isinstance(feature, tuple) or own_shape:
+        like = linear_result
+    else:
+        like = _full_size_operand(root, linear, linear_result)
+    added = linear_result
+    if bias is not None and not isinstance(bias, np.ndarray):
+        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+    elif bias is not None:
+        added = rw.add_per_feature(linear_result, bias, feature, like)
+    return added
+
+
+def _new_linear(
+    plan: FoldPlan, rw: FoldRewriter, linear_result: ir.Value | None
+) -> tuple[ir.Value, np.ndarray | ir.Value | None]:
+    """The linear op of `plan` with its weights replaced (`linear_result`, by default
+    the chain's own, when none are), and the bias to add to it: rounded values, or a
+    vector built in the graph."""
     root, linear, feature = plan.root, plan.linear, plan.feature
     scale, bias = rw.realize(plan.scale, plan.bias)
     if bias is not None and not isinstance(bias, np.ndarray) and isinstance(feature, tuple):
@@ -208,7 +264,8 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
         channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
         bias = rw.vector(bias, channels, result_type.element_type)
     in_case = linear.linear_value != linear.linear.result
-    linear_result = linear.linear_value
+    if linear_result is None:
+        linear_result = linear.linear_value
     for op, new in zip(linear.branches, plan.weights):
         weights = new.weights
         index = weights.layout.weight_operand
@@ -225,16 +282,7 @@ def _built_linear(plan: FoldPlan, rw: FoldRewriter, own_shape: bool) -> ir.Value
                 rw.replace_inside(op, replacement)
             else:
                 linear_result = replacement
-    if isinstance(feature, tuple) or own_shape:
-        like = linear_result
-    else:
-        like = _full_size_operand(root, linear, linear_result)
-    added = linear_result
-    if bias is not None and not isinstance(bias, np.ndarray):
-        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
-    elif bias is not None:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
-    return added
+    return linear_result, bias
 
 
 def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
@@ -274,6 +322,26 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     for op, new in reversed(list(zip(plan.through, rebuilt))):
         rw.replace_inside(op, new)
     return rw.folded(root, result, linear.linear, through=", ".join(plan.names))
+
+
+def build_chain(plans: tuple[FoldPlan, ...], patterns: tuple[str, ...], rw: FoldRewriter) -> Outcome:
+    """Build `plans`, a chain's ops folded one after the other (each plan's root read
+    only by the next's, see `FoldPlan.root`), as one fold: each step builds what a build
+    of its plan alone would leave, before its root and with its root's location (its
+    per-channel values and, for the one step that scales, the weights and the new linear
+    op), the last one also its bias add, which replaces the last root. The report gets
+    one fold per plan, under `patterns`' names. A single plan is `build`."""
+    if len(plans) == 1:
+        return build(plans[0], rw)
+    linear_result = None
+    for plan in plans[:-1]:
+        with rw.acting_for(plan.root):
+            linear_result, _ = _new_linear(plan, rw, linear_result)
+    last = plans[-1]
+    with rw.acting_for(last.root):
+        added = _built_linear(last, rw, own_shape=False, linear_result=linear_result)
+    steps = tuple(zip((plan.root for plan in plans), patterns))
+    return rw.folded_chain(steps, added, last.linear.linear)
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

@@ -199,9 +199,11 @@ DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only
 COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
 COST_LARGER = Reason("folding would move an add onto a larger tensor")
 COST_WEIGHTS_LARGER = Reason(
-    "weights passed as arguments have more elements than the activation: scaling them on "
-    "every call would move the multiply onto a larger tensor"
+    "weights the graph would scale or contract on every call have more elements than the "
+    "activation: the fold would move the op onto a larger tensor"
 )
+"""Weights passed as arguments, or constant weights and a scale or shift that is one: see
+`fold.plan.per_call_larger` and the pass option `fold-larger-weight-arguments`."""
 PAD_SCALE_ZERO = Reason("convolution pads or dilates its input and a scale is zero")
 SHIFT_ALONE = Reason("a shift alone cannot pass the zeros of padding or lhs dilation")
 SHIFT_KEPT = Reason("convolution pads or dilates its input: the shift cannot pass its zeros")

@@ -60,9 +60,12 @@ class FoldRewriter:
         self.fold_larger_weight_arguments = fold_larger_weight_arguments
         """The pass option `fold-larger-weight-arguments`: whether weights the graph scales
         on every call may be larger than the activation the scale leaves
-        (`fold.plan.scaled_per_call_larger`)."""
-        self._root = root
+        (`fold.plan.per_call_larger`)."""
         self._anchor = root
+        self._at = root
+        """The op whose location new ops take (the root, or the op `acting_for` names)."""
+        self._realized: dict[int, ir.Value] = {}
+        """The `Computed` values built so far this application, by `id`."""
         self._rewriter = rewriter
         self._recorder = recorder
         self._pattern = pattern
@@ -110,7 +113,7 @@ class FoldRewriter:
         `value`'s type and gives a dynamic shape (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
-        constant = self.constant(bias, bias_type, self._root.location)
+        constant = self.constant(bias, bias_type, self._at.location)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
 
     def broadcast(
@@ -180,50 +183,54 @@ class FoldRewriter:
     def vector(self, value, channels: int, element_type: ir.Type) -> ir.Value | None:
         """A per-channel value (float64 array, `Narrow` or [C] IR vector) as an IR vector
         of shape [C] in `element_type`; None if a constant overflows that type."""
-        vector_type = ir.RankedTensorType.get([channels], element_type)
         if isinstance(value, np.ndarray):
             if value.shape != (channels,):
                 value = np.broadcast_to(value, (channels,))  # 4 us: only where needed
             rounded = round_to(float_dtype(element_type), value)
             if rounded is None:
                 return None
-            return self.constant(rounded, vector_type, self._root.location)
+            vector_type = ir.RankedTensorType.get([channels], element_type)
+            return self.constant(rounded, vector_type, self._at.location)
         if isinstance(value, Narrow):
             value = self._vector_from_narrow(value, channels)
-        source_type = ir.RankedTensorType(value.type)
-        if source_type.element_type != element_type:
+        # A vector of the element type already (nearly every one: a computed value, an
+        # argument) needs no type made for it.
+        if ir.RankedTensorType(value.type).element_type != element_type:
             converted = ir.RankedTensorType.get([channels], element_type)
             value = self._track(stablehlo.ConvertOp(converted, value, ip=self._ip())).result
         return value
 
     def realize(self, *values):
         """`values` with each `Computed` one built as ops on [C] vectors, every computed
-        value they read built once, in the order the analysis computed them."""
-        pending = [value for value in values if isinstance(value, Computed)]
-        if not pending:
-            return values  # constants and IR already: nothing to build
-        built: dict[int, ir.Value] = {}
-        if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
-            order = pending  # one op on values at hand (`plan.combine`)
-        else:
-            nodes = {}
-            while pending:
-                value = pending.pop()
-                if isinstance(value, Computed) and id(value) not in nodes:
-                    nodes[id(value)] = value
-                    pending.extend(value.operands)
-            order = sorted(nodes.values(), key=_ORDER)
-        for node in order:
-            operands = [
-                self.vector(built.get(id(o), o), node.channels, node.element_type)
-                for o in node.operands
-            ]
-            op_class = _OP_OF_UFUNC[node.ufunc]
-            if len(operands) == 1:
-                built[id(node)] = self.unary(op_class, *operands)
+        value they read built once, in the order the analysis computed them; one built
+        already in this application (an earlier op of the chain `acting_for` builds) is
+        reused."""
+        realized = self._realized
+        pending = [v for v in values if isinstance(v, Computed) and id(v) not in realized]
+        if pending:
+            if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
+                order = pending  # one op on values at hand (`plan.combine`)
             else:
-                built[id(node)] = self.elementwise(op_class, *operands)
-        return tuple(built[id(v)] if isinstance(v, Computed) else v for v in values)
+                nodes = {}
+                while pending:
+                    value = pending.pop()
+                    if isinstance(value, Computed) and id(value) not in nodes and id(value) not in realized:
+                        nodes[id(value)] = value
+                        pending.extend(value.operands)
+                order = sorted(nodes.values(), key=_ORDER)
+            for node in order:
+                operands = [
+                    self.vector(realized.get(id(o), o), node.channels, node.element_type)
+                    for o in node.operands
+                ]
+                op_class = _OP_OF_UFUNC[node.ufunc]
+                if len(operands) == 1:
+                    realized[id(node)] = self.unary(op_class, *operands)
+                else:
+                    realized[id(node)] = self.elementwise(op_class, *operands)
+        elif not any(isinstance(v, Computed) for v in values):
+            return values  # constants and IR already: nothing to build
+        return tuple(realized[id(v)] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
         source_type = ir.RankedTensorType(narrow.value.type)
@@ -250,6 +257,19 @@ class FoldRewriter:
             yield
         finally:
             self._anchor = previous
+
+    @contextlib.contextmanager
+    def acting_for(self, op: ir.OpView):
+        """Build before `op`, and give new ops `op`'s location, as a pattern applied to
+        `op` would: a fold of a chain in one application builds each op's share where
+        the fold of that op alone would have (`plan.build_chain`)."""
+        previous = self._anchor, self._at
+        self._anchor, self._at = op, op
+        try:
+            with op.location:
+                yield
+        finally:
+            self._anchor, self._at = previous
 
     def replace_inside(self, op: ir.OpView, value: ir.Value) -> None:
         """Replace an op other than the root (a linear op in a `case` branch, a relu
@@ -283,6 +303,19 @@ class FoldRewriter:
             through,
         )
         self._rewriter.replace_op(op, [replacement])
+        self._created.clear()
+        return Outcome.FOLDED
+
+    def folded_chain(
+        self, steps: tuple[tuple[ir.OpView, str], ...], replacement: ir.Value, linear: ir.OpView
+    ) -> Outcome:
+        """Replace the last op of `steps` (each op read only by the next) by `replacement`
+        and record each op folded into `linear` under its pattern's name, as one
+        application of each pattern in turn would have; the ops below the last are left
+        without readers, for the driver to erase."""
+        for op, pattern in steps:
+            self._recorder.fold(op, pattern, linear.operation.name)
+        self._rewriter.replace_op(steps[-1][0], [replacement])
         self._created.clear()
         return Outcome.FOLDED
 

@@ -17,10 +17,10 @@ from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from ..fold import reasons
 from ..fold.affine_map import CHAIN_OPS, biased_linear, chain_bias, per_channel_op
-from ..fold.plan import build, plan_fold
+from ..fold.plan import plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
-from .decomposed import linear_operands, match_per_channel
+from .decomposed import PATTERN_NAMES, fold_chain, linear_operands, match_per_channel
 
 __all__ = [
     "FOLD_SHIFT_INTO_BIAS",
@@ -56,7 +56,7 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     plan = plan_fold(op, linear, feature, scale=None, shift=shift, weights=None)
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
-    return build(plan, rw)
+    return fold_chain(plan, rw)
 
 
 def fold_shift_into_bias(op: stablehlo.AddOp, rw: FoldRewriter) -> Outcome:
@@ -124,9 +124,9 @@ def remove_identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp, rw: FoldRew
     return rw.removed(op, op.operand)
 
 
-FOLD_SHIFT_INTO_BIAS = Pattern("fold_shift_into_bias", stablehlo.AddOp, fold_shift_into_bias)
+FOLD_SHIFT_INTO_BIAS = Pattern(PATTERN_NAMES[stablehlo.AddOp], stablehlo.AddOp, fold_shift_into_bias)
 FOLD_SUBTRAHEND_INTO_BIAS = Pattern(
-    "fold_subtrahend_into_bias", stablehlo.SubtractOp, fold_subtrahend_into_bias
+    PATTERN_NAMES[stablehlo.SubtractOp], stablehlo.SubtractOp, fold_subtrahend_into_bias
 )
 REMOVE_IDENTITY_RESHAPE = Pattern(
     "remove_identity_reshape", stablehlo.ReshapeOp, remove_identity_reshape

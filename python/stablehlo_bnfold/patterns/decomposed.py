@@ -25,6 +25,7 @@ from ..constants import constant_attr, float_dtype, read_dense, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     BiasedLinear,
+    Computed,
     PerChannel,
     Weights,
     biased_linear,
@@ -37,17 +38,153 @@ from ..fold.affine_map import (
     per_channel_op,
     weights_of,
 )
-from ..fold.plan import FoldPlan, NewWeights, build, plan_fold, scaled_per_call_larger
+from ..fold.plan import FoldPlan, NewWeights, build, build_chain, per_call_larger, plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
+from .input_side import may_fold_into
 
 __all__ = [
     "FOLD_DIVISOR_INTO_LINEAR",
     "FOLD_SCALE_INTO_LINEAR",
+    "PATTERN_NAMES",
+    "fold_chain",
     "linear_operands",
     "match_per_channel",
     "per_channel_matches",
 ]
+
+
+PATTERN_NAMES: dict[type, str] = {
+    stablehlo.SubtractOp: "fold_subtrahend_into_bias",
+    stablehlo.AddOp: "fold_shift_into_bias",
+    stablehlo.MulOp: "fold_scale_into_linear",
+    stablehlo.DivOp: "fold_divisor_into_linear",
+}
+"""The pattern that folds each per-channel op of a chain after a linear op (here and in
+`bias.py`), by the op's class: the name a fold of that op is reported under."""
+
+
+def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
+    """Build `plan` and, in the same application, the plans of the ops above its root
+    that the patterns of this module and `bias.py` would fold next, one after the other
+    (`_plan_above`): Flax's `(L(x, K) - mean) * c + offset` is one application, with one
+    analysis and one build, instead of three, each rebuilding `L + b` and reading it back.
+    The output and the report are those of the three (`plan.build_chain`)."""
+    plans = [plan]
+    # The op above first: most folds that have none (Keras's `y * inv` before its bias
+    # add, a batch norm's) are decided there, before the linear op's input is looked at.
+    if _plain(plan) and (above := _plan_above(plans, rw)) is not None and _left_alone(plan):
+        plans.append(above)
+        while (above := _plan_above(plans, rw)) is not None:
+            plans.append(above)
+    return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
+
+
+def _plain(plan: FoldPlan) -> bool:
+    """Whether `plan` is a plain fold, which ops above its root may join: no ops passed,
+    one linear op outside a case, one feature dimension, the only one its weights produce
+    (a pattern applied above would match the same dimension), a static shape (the bias
+    broadcast reads only the type)."""
+    linear = plan.linear
+    if plan.through or not isinstance(plan.feature, int) or len(linear.branches) != 1:
+        return False
+    op = linear.linear
+    if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
+        return False
+    # A convolution's weights produce one dimension, the one the plan folds along.
+    return isinstance(op, stablehlo.ConvolutionOp) or set(linear_layouts(op)) == {plan.feature}
+
+
+def _left_alone(plan: FoldPlan) -> bool:
+    """Whether no other fold would come between the folds of the chain's ops, one at a
+    time: the input side leaves the linear op alone (`input_side.may_fold_into`: the
+    driver visits it between them, once the first has given it a bias add), and the bias
+    reads no linear op's result (`_reads_linear_result`)."""
+    return not may_fold_into(plan.linear.linear) and not _reads_linear_result(plan.bias)
+
+
+def _reads_linear_result(value: PerChannel | None) -> bool:
+    """Whether a per-channel value computed in the graph reads a linear op's result (the
+    input side's W . t, merged into this chain's bias). The multiply's pattern folds
+    such parameter arithmetic once more where the driver reaches it, which it does in
+    its first sweep only through the erasure of the bias adds the one-op-at-a-time folds
+    build between the chain's ops: a chain built whole would leave it to a second sweep,
+    and a third to confirm it."""
+    if isinstance(value, Computed):
+        return any(_reads_linear_result(operand) for operand in value.operands)
+    if isinstance(value, Narrow):
+        value = value.value
+    return isinstance(value, ir.Value) and biased_linear(value) is not None
+
+
+def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
+    """The plan of the one op that reads the last plan's root, when that op's pattern,
+    applied to it after a build of `plans`, would fold it: the same conditions, read
+    from the plans instead of from the built `L' + b` (its bias is the last plan's, its
+    only reader that op). None when it would not, or might not: at most one op of a
+    chain scales the weights (a second would round them twice), and a bias the build
+    converts first (a narrow value) ends it; the driver then applies that op's pattern
+    as ever, to the built IR."""
+    below, first = plans[-1], plans[0]
+    root = below.root
+    uses = iter(root.result.uses)
+    use = next(uses, None)
+    if use is None or next(uses, None) is not None:
+        return None
+    op = use.owner
+    if isinstance(op, ir.Operation):
+        op = op.opview
+    kind = type(op)
+    if kind not in PATTERN_NAMES or op.result.type != root.result.type:
+        return None
+    index = use.operand_number
+    if index != 0 and kind in (stablehlo.SubtractOp, stablehlo.DivOp):
+        return None  # c - (L + b), c / (L + b): no per-channel affine map of L
+    if kind is stablehlo.AddOp and below.bias is None:
+        return None  # L + c with no bias add: already canonical (ALREADY_BIAS_ADD)
+    scales = kind in (stablehlo.MulOp, stablehlo.DivOp)
+    if scales and any(plan.scale is not None for plan in plans):
+        return None
+    bias = below.bias
+    if bias is None:
+        bias = np.zeros(ir.RankedTensorType(root.result.type).shape[below.feature])
+    elif isinstance(bias, np.ndarray):
+        bias = bias.astype(np.float64)  # the rounded bias, as the next fold reads it back
+    elif not isinstance(bias, Computed):
+        return None
+    other = op.operands[1 - index]
+    if biased_linear(other) is not None:
+        return None  # two chains: the pattern would look at the other one first
+    feature = below.feature
+    channels = bias.shape[0] if isinstance(bias, np.ndarray) else bias.channels
+    factor = per_channel(other, feature, channels, rw.fold_weight_arguments)
+    if factor is None:
+        return None
+    chain = BiasedLinear(first.linear.linear_value, first.linear.branches, None, None)
+    has_bias_add = below.bias is not None
+    if not scales:
+        if isinstance(factor, np.ndarray) and not np.isfinite(factor).all():
+            return None
+        ufunc = np.add if kind is stablehlo.AddOp else np.subtract
+        shift = per_channel_op(ufunc, bias, factor, op.result)
+        plan = plan_fold(op, chain, feature, scale=None, shift=shift, weights=None, bias_add=has_bias_add)
+        return None if isinstance(plan, Reason) else plan
+    divide = kind is stablehlo.DivOp
+    if isinstance(factor, Narrow) and computed_from_data(factor.value):
+        return None
+    weights = weights_of(chain, feature, rw.fold_weight_arguments)
+    if isinstance(weights, Reason):
+        return None
+    if isinstance(factor, np.ndarray) and factor_reason(factor, divide) is not None:
+        return None
+    if divide:
+        factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
+    shift = per_channel_op(np.multiply, bias, factor, op.result)
+    plan = plan_fold(
+        op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
+        larger_weights=rw.fold_larger_weight_arguments,
+    )
+    return None if isinstance(plan, Reason) else plan
 
 
 def linear_operands(
@@ -182,7 +319,7 @@ def _fold_factor(op: ir.OpView, rw: FoldRewriter, divide: bool) -> Outcome:
     )
     if isinstance(plan, Reason):
         return rw.skip(op, plan)
-    return build(plan, rw)
+    return fold_chain(plan, rw)
 
 
 def _fold_scalar_over_block_bias(
@@ -193,7 +330,7 @@ def _fold_scalar_over_block_bias(
     after a DenseGeneral with a [heads, head_dim] bias), one linear op: constant weights
     and a constant b (exact path), or with `fold-weight-arguments` the rhs's weights and a
     b that are arguments (`per_feature_block_source`), or a bias a fold built from them,
-    scaled in the graph, weights not larger than the result (`scaled_per_call_larger`);
+    scaled in the graph, weights not larger than the result (`per_call_larger`);
     else not a candidate."""
     for chain, other in candidates:  # `linear_operands`, in order
         factor = _uniform(other)
@@ -239,7 +376,7 @@ def _fold_scalar_over_block_bias(
             # In the graph: W * c and b * c, c a constant of the weights' type.
             if round_to(dtype, np.array([c])) is None:
                 return rw.skip(op, reasons.FOLDED_WEIGHTS_OVERFLOW)
-            if not rw.fold_larger_weight_arguments and scaled_per_call_larger((weights,), np.array([c]), op.result):
+            if not rw.fold_larger_weight_arguments and per_call_larger((weights,), (), op.result):
                 return rw.skip(op, reasons.COST_WEIGHTS_LARGER)
             new_weights = NewWeights(Weights(chosen[0], weights, None, weights_type, dtype), None)
             return build(FoldPlan(op, chain, dims, np.array([c]), (new_weights,), block), rw)
@@ -319,7 +456,9 @@ def fold_divisor_into_linear(op: stablehlo.DivOp, rw: FoldRewriter) -> Outcome:
     return _fold_factor(op, rw, divide=True)
 
 
-FOLD_SCALE_INTO_LINEAR = Pattern("fold_scale_into_linear", stablehlo.MulOp, fold_scale_into_linear)
+FOLD_SCALE_INTO_LINEAR = Pattern(
+    PATTERN_NAMES[stablehlo.MulOp], stablehlo.MulOp, fold_scale_into_linear
+)
 FOLD_DIVISOR_INTO_LINEAR = Pattern(
-    "fold_divisor_into_linear", stablehlo.DivOp, fold_divisor_into_linear
+    PATTERN_NAMES[stablehlo.DivOp], stablehlo.DivOp, fold_divisor_into_linear
 )

@@ -149,7 +149,7 @@ from ..fold.affine_map import (
     stored_weights,
 )
 from ..fold.affine_map import biased_linear as linear_chain
-from ..fold.plan import combine, scaled_per_call_larger
+from ..fold.plan import combine, per_call_larger
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -160,6 +160,7 @@ __all__ = [
     "fold_input_affine_into_conv",
     "fold_input_affine_into_dot",
     "fold_input_affine_into_dot_general",
+    "may_fold_into",
 ]
 
 
@@ -214,8 +215,11 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     infinite); for each consumer, the bias and K * s are finite in their element types (in the
     graph, the scale and shift, where they are constants, in the weights' type), and with x
     + t / s, rounding K * s, magnified by t / s, errs by at most eps of sum |K * t| per
-    output feature. A chain that stops at a per-feature op it cannot fold (a NaN variance
-    under the bias add) and is refused for cost is reported with that op's reason.
+    output feature; last, in the graph, the consumers' weights that the scale multiplies or
+    the shift is contracted with on every call have no more elements in all than the
+    chain's result (`fold.plan.per_call_larger`). A chain that stops at a per-feature op it
+    cannot fold (a NaN variance under the bias add) and is refused for cost is reported
+    with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 
@@ -256,8 +260,11 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # below would skip it for every layout (its walk ends there, or sooner at an op that
     # is no chain). A convolution's lhs alone is read per feature (`input_layouts`): its
     # weights, scaled in the graph by an earlier fold (a multiply), are not looked at.
-    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
-    if not any(_may_start_chain(v) for v in inputs):
+    if isinstance(linear, stablehlo.ConvolutionOp):
+        starts = _may_start_chain(linear.operands[0])
+    else:
+        starts = any(_may_start_chain(v) for v in linear.operands)
+    if not starts:
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
@@ -290,35 +297,72 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
-_WALKED = (*PASSAGE_OPS, *CHAIN_OPS)
-"""The ops `_chained` walks to: through the first, to the second."""
+# The walk's and the declines' tests are `type(op) in` a set: `isinstance` against a
+# tuple of OpView classes (nanobind types) costs about 60 ns a class it is not, 0.45 us for
+# an add against the passage ops; `value.owner` is the registered class itself.
+_PASSAGE = frozenset(PASSAGE_OPS)
+"""The ops `_chained` walks through."""
+
+_WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
+"""The ops `_chained` walks to: through `_PASSAGE`, to `CHAIN_OPS`."""
+
+_CHAIN = frozenset(CHAIN_OPS)
+"""The ops a chain may end at."""
+
+_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp))
+"""The ops of `_PASSAGE` with one operand, their data."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
     """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
     affine op, and not a bias add reached through the ops a scale passes, nor an add of two
     activations (a residual add: `affine_chain` finds no per-channel side in it)."""
-    walked = _walked(value, 0)
-    if walked is None:
+    # Every linear op of a model comes here, and nearly all are refused: each producer is
+    # read once (a binding call each), the add's operands' for both of its checks.
+    op = value.owner
+    walked = _walked(value, 0, op)
+    moved = walked is not None
+    if moved:
+        op = walked[1]
+    elif type(op) is stablehlo.ConvertOp:
         # Through a narrowing convert a bias add is still a candidate (the loop below
         # skips it only behind the ops a scale passes).
-        op, moved = _narrowed(value)[0].owner, False
-    else:
-        op, moved = walked[1], True
-    if not isinstance(op, CHAIN_OPS) or (moved and _bias_add(op)):
-        return False
-    return not (isinstance(op, stablehlo.AddOp) and all(_activation(v, 2) for v in op.operands))
+        op = _narrowed(value)[0].owner
+    if type(op) is not stablehlo.AddOp:
+        return type(op) in _CHAIN
+    producers = []
+    for operand in op.operands:
+        producer = operand.owner
+        if moved and type(producer) in _LINEAR:
+            return False  # a bias add (`_bias_add`)
+        producers.append(producer)
+    for producer in producers:
+        if not _activation(producer, 2):
+            return True
+    return False
 
 
-def _activation(value: ir.Value, depth: int) -> bool:
-    """Whether `value` is computed by a linear op, a maximum (a relu, which
+_LINEAR = frozenset(LINEAR_OPS)
+"""`LINEAR_OPS`, for `type(op) in`: a bias add's other side."""
+
+_ACTIVATION = frozenset((*LINEAR_OPS, stablehlo.MaxOp))
+"""What `_activation` takes for an activation without looking further."""
+
+
+def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
+    """Whether `op` (a value's producer) is a linear op, a maximum (a relu, which
     `per_channel_f64` never evaluates), or, `depth` adds deep, an add of such a value: not
-    per-channel, and broadcast from nothing narrower (`per_channel_source` is `value`
+    per-channel, and broadcast from nothing narrower (`per_channel_source` is the value
     itself), whatever the feature. Reads only the ops, never a constant."""
-    op = value.owner
-    if isinstance(op, (*LINEAR_OPS, stablehlo.MaxOp)):
+    kind = type(op)
+    if kind in _ACTIVATION:
         return True
-    return depth > 0 and isinstance(op, stablehlo.AddOp) and any(_activation(v, depth - 1) for v in op.operands)
+    if depth == 0 or kind is not stablehlo.AddOp:
+        return False
+    for operand in op.operands:
+        if _activation(operand.owner, depth - 1):
+            return True
+    return False
 
 
 def _bias_add(op) -> bool:
@@ -332,27 +376,31 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
     there: below the relus, pools, pads, sums and reshapes that compute `value` from a
     per-feature affine op (`analysis.passage`; which of them pass is decided from the
     chain, reader by reader), else `_narrowed(value)`."""
-    walked = _walked(value, feature)
+    walked = _walked(value, feature, value.owner)
     if walked is not None:
         return walked[0], None, walked[2]
     return (*_narrowed(value), feature)
 
 
-def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
-    """Below the passage ops that compute `value` (`_chained`): the value there, its op and
-    the feature; None where `value`'s op is none of them or the walk stops inside them."""
+def _walked(
+    value: ir.Value, feature: int, op: ir.OpView | ir.Block
+) -> tuple[ir.Value, ir.OpView, int] | None:
+    """Below the passage ops that compute `value` (`op`, its producer; `_chained`): the
+    value there, its op and the feature; None where `op` is none of them or the walk stops
+    inside them."""
     # Every accessor is a call into the bindings (every linear op of a model comes here):
-    # each op is read once.
-    below, below_feature, op = value, feature, value.owner
-    while isinstance(op, PASSAGE_OPS):
-        if isinstance(op, (stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp)):
+    # each op is read once, each operand only when the ones before it are not walked to.
+    below, below_feature = value, feature
+    while type(op) in _PASSAGE:
+        kind = type(op)
+        if kind is stablehlo.MaxOp:
+            datas = op.operands  # `data_operands`: either side
+        elif kind in _MOVING:
             datas = [op.operand]
-        elif isinstance(op, stablehlo.ConcatenateOp):
+        elif kind is stablehlo.ConcatenateOp:
             return _walked_operand(op, below_feature)
-        elif isinstance(op, stablehlo.ReduceOp):
+        elif kind is stablehlo.ReduceOp:
             datas = list(op.inputs) if len(op.inputs) == 1 else []
-        elif isinstance(op, stablehlo.MaxOp):
-            datas = list(op.operands)  # `data_operands`: either side
         else:
             datas = [d for d, _ in data_operands(op)]
             if not datas:
@@ -360,13 +408,14 @@ def _walked(value: ir.Value, feature: int) -> tuple[ir.Value, ir.OpView, int] | 
                 datas = [] if data is None else [data]
         for data in datas:
             owner = data.owner
-            if isinstance(owner, _WALKED):
+            if type(owner) in _WALKED:
                 break
         else:
             return None
-        below_feature = feature_below(op, below_feature)
-        if below_feature is None:
-            return None
+        if kind is not stablehlo.MaxOp:  # (a maximum keeps every dimension)
+            below_feature = feature_below(op, below_feature)
+            if below_feature is None:
+                return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
 
@@ -377,10 +426,10 @@ def _walked_operand(concat: stablehlo.ConcatenateOp, feature: int) -> tuple[ir.V
     as they are), directly or below passage ops; None if there is none."""
     for data in concat.operands:
         owner = data.owner
-        if isinstance(owner, CHAIN_OPS):
+        if type(owner) in _CHAIN:
             found = (data, owner, feature)
-        elif isinstance(owner, PASSAGE_OPS):
-            found = _walked(data, feature)
+        elif type(owner) in _PASSAGE:
+            found = _walked(data, feature, owner)
         else:
             continue
         if found is not None and not _bias_add(found[1]):
@@ -712,10 +761,6 @@ def _plan(
         # The shift would stay in F before the convert, x + t / s: with s in the graph no
         # zero can be excluded (t / 0), nor the weights' rounding checked (`_magnified`).
         return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
-    if not exact and not unit_scale and not rw.fold_larger_weight_arguments and scaled_per_call_larger(
-        (c.weights if c.master is None else c.master for c in consumers), scale, top.result
-    ):
-        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     x_size = static_elements(top.result)
     removed = affine.activation_ops()
 
@@ -791,6 +836,13 @@ def _plan(
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
+    # Last, so that a refusal the option could not lift is reported first: the weights
+    # scaled by s, or contracted with t (L(t, K)), on every call.
+    met = ((() if unit_scale else (scale,)) + (() if no_shift or moved is not None else (shift,)))
+    if not exact and met and not rw.fold_larger_weight_arguments and per_call_larger(
+        (c.weights if c.master is None else c.master for c in consumers), met, top.result
+    ):
+        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
         tuple(passed), negative, feature, clamps,
@@ -1160,3 +1212,13 @@ FOLD_INPUT_AFFINE_INTO_DOT_GENERAL = Pattern(
     stablehlo.DotGeneralOp,
     fold_input_affine_into_dot_general,
 )
+
+
+def may_fold_into(linear: ir.OpView) -> bool:
+    """Whether an input-side pattern may fold a chain into `linear`: False where it
+    declines at once, on its inputs' producers alone (`_may_start_chain`). The output
+    side folds a chain after `linear` in one application only where this is False: one
+    fold of the input side between the chain's ops (merging a shift into the bias add
+    the first of them builds) would change what the rest of them fold into."""
+    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
+    return any(_may_start_chain(v) for v in inputs)

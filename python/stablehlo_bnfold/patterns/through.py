@@ -480,6 +480,12 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, .
     merges; None if no reader of `root` starts one. The chain is extended reader by
     reader for as long as the one walk from the reader still reaches `root`."""
     result = root.results[0]
+    readers = [use.owner for use in result.uses]
+    if not any(isinstance(reader, CHAIN_OPS) for reader in readers):
+        # Read by linear ops alone (conv -> BN -> ReLU -> conv once the BN is folded, a
+        # network with nothing to pass): no chain starts, along any dimension; decided
+        # before the layouts are read (36 us a relu of ResNet-50).
+        return None
     shape = ir.RankedTensorType(result.type).shape
     layouts = []
     for f in range(len(shape)):
@@ -494,8 +500,8 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, .
         channels = shape[feature]
         if layout is None and below is not None:
             continue
-        for use in result.uses:
-            found, reader = None, use.owner
+        for reader in readers:
+            found = None
             while isinstance(reader, CHAIN_OPS):
                 chain = affine_chain(reader.result, feature, channels, True)
                 if not isinstance(chain, AffineChain) or chain.x != result:

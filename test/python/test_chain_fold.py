@@ -1,0 +1,109 @@
+"""A per-channel chain after a linear op folds in one application (issue 22).
+
+Flax's batch norm, `(L(x, K) - mean) * c + offset`, was three folds, one pattern
+application each. `decomposed.fold_chain` plans and builds the three in the application
+of the first; the module it leaves, with its locations, and the report are those of the
+three applications one after the other (here: the same pass with the chain fold turned
+off).
+"""
+
+from __future__ import annotations
+
+import pytest
+from jaxlib.mlir import ir
+
+from stablehlo_bnfold import io, passes
+from stablehlo_bnfold.fold.rewriter import Outcome, Pattern
+from stablehlo_bnfold.patterns import PATTERNS
+from stablehlo_bnfold.patterns import decomposed
+from stablehlo_bnfold.report import Recorder
+
+_CONV = (
+    '%y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],'
+    ' window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}'
+    ' : (tensor<1x4x4x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x4x4x4xf32> loc("conv")'
+)
+_CHAIN = """
+    %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32> loc("mean")
+    %d = stablehlo.subtract %y, %mb : tensor<1x4x4x4xf32> loc("sub")
+    %e = stablehlo.broadcast_in_dim %eps, dims = [] : (tensor<f32>) -> tensor<4xf32> loc("eps")
+    %ve = stablehlo.add %v, %e : tensor<4xf32> loc("var_eps")
+    %r = stablehlo.rsqrt %ve : tensor<4xf32> loc("rsqrt")
+    %c = stablehlo.multiply %s, %r : tensor<4xf32> loc("scale_rsqrt")
+    %cb = stablehlo.broadcast_in_dim %c, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32> loc("factor")
+    %z = stablehlo.multiply %d, %cb : tensor<1x4x4x4xf32> loc("mul")
+    %ob = stablehlo.broadcast_in_dim %o, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32> loc("offset")
+    %out = stablehlo.add %z, %ob : tensor<1x4x4x4xf32> loc("add")
+    return %out : tensor<1x4x4x4xf32>
+"""
+_PARAMETERS = {
+    "k": "dense<[[[[0.5, -1.25, 2.0, 0.125], [1.5, 0.25, -0.75, 3.0], [-2.0, 1.0, 0.375, -0.5]]]]> : tensor<1x1x3x4xf32>",
+    "m": "dense<[0.1, -0.2, 0.3, 0.7]> : tensor<4xf32>",
+    "v": "dense<[1.5, 0.25, 2.0, 0.9]> : tensor<4xf32>",
+    "s": "dense<[1.1, 0.9, -0.3, 2.5]> : tensor<4xf32>",
+    "o": "dense<[0.01, 0.2, -0.3, 1.7]> : tensor<4xf32>",
+}
+_TYPES = {"k": "tensor<1x1x3x4xf32>", "m": "tensor<4xf32>", "v": "tensor<4xf32>",
+          "s": "tensor<4xf32>", "o": "tensor<4xf32>"}
+
+
+def _module(weights: str) -> str:
+    """Flax's batch norm after a convolution, its parameters constants or arguments."""
+    arguments = ["%x: tensor<1x4x4x3xf32>"]
+    body = ['%eps = stablehlo.constant dense<1.0e-05> : tensor<f32> loc("epsilon")']
+    for name, value in _PARAMETERS.items():
+        if weights == "arguments":
+            arguments.append(f"%{name}: {_TYPES[name]}")
+        else:
+            body.append(f'%{name} = stablehlo.constant {value} loc("{name}")')
+    return (
+        f"func.func @main({', '.join(arguments)}) -> tensor<1x4x4x4xf32> {{\n    "
+        + "\n    ".join(body + [_CONV]) + _CHAIN + "}\n"
+    )
+
+
+def _folded(text: str) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """The folded module (with locations), its report's lines, and the outcome of each
+    pattern application that changed it."""
+    applied = []
+
+    def counted(pattern: Pattern) -> Pattern:
+        def apply(op, rw):
+            outcome = pattern.apply(op, rw)
+            if outcome is not Outcome.SKIPPED:
+                applied.append(pattern.name)
+            return outcome
+
+        return Pattern(pattern.name, pattern.root, apply)
+
+    context = io.make_context()
+    module = ir.Module.parse(text, context)
+    recorder = Recorder()
+    with context, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(passes, "PATTERNS", tuple(counted(p) for p in PATTERNS))
+        passes.run_pipeline(module, passes.ARGUMENT, recorder)
+        printed = module.operation.get_asm(enable_debug_info=True)
+    return printed, recorder.finish(module).entries(), applied
+
+
+@pytest.mark.parametrize("weights", ["constants", "arguments"])
+def test_a_flax_batch_norm_folds_in_one_application_with_its_three_report_lines(weights):
+    _, entries, applied = _folded(_module(weights))
+    assert applied == ["fold_subtrahend_into_bias"]
+    assert [what for _, what in entries] == [
+        "folded stablehlo.subtract into stablehlo.convolution [fold_subtrahend_into_bias]",
+        "folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]",
+        "folded stablehlo.add into stablehlo.convolution [fold_shift_into_bias]",
+    ]
+    assert [where for where, _ in entries] == ["sub", "mul", "add"]
+
+
+@pytest.mark.parametrize("weights", ["constants", "arguments"])
+def test_the_chain_fold_leaves_the_module_the_three_folds_leave(weights, monkeypatch):
+    text = _module(weights)
+    whole, whole_entries, _ = _folded(text)
+    monkeypatch.setattr(decomposed, "_plan_above", lambda plans, rw: None)
+    one_by_one, entries, applied = _folded(text)
+    assert applied == ["fold_subtrahend_into_bias", "fold_scale_into_linear", "fold_shift_into_bias"]
+    assert whole == one_by_one
+    assert whole_entries == entries
