@@ -97,6 +97,8 @@ def fold_batch_norm(
     from .passes import ARGUMENT, FoldBatchNormPass
     from .report import FoldError
 
+    if not isinstance(options, str):
+        raise FoldError(f"fold_batch_norm: options must be a str of key=value pairs, got {type(options).__name__}")
     FoldBatchNormPass.parse_options(options)  # a FoldError before anything is read
     pipeline = f"{ARGUMENT}{{{options}}}" if options.strip() else ARGUMENT
     if verify and isinstance(module, ir.Module):

@@ -159,7 +159,8 @@ def _parser() -> argparse.ArgumentParser:
         nargs=0,
         dest="passes",
         help="fold batch norm into convolutions and dot_generals; options as "
-        f"--{ARGUMENT}='max-iterations=N fold-weight-arguments=false'",
+        f"--{ARGUMENT}='max-iterations=N fold-weight-arguments=false "
+        "fold-larger-weight-arguments=true' (docs/passes.md)",
     )
     for name, what in (("canonicalize", "MLIR's canonicalizer"), ("cse", "common subexpression elimination")):
         parser.add_argument(

@@ -124,3 +124,79 @@ func.func @fold_input_side_activation_larger(%arg0: tensor<4x4xf32>, %arg1: tens
   %d = stablehlo.dot_general %y, %arg3, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
   return %d : tensor<4x3xf32>
 }
+
+// -----
+
+// Flax's `(L - mean) * c + offset` with the statistics and kernel arguments at batch 1:
+// the scale is refused for its cost, and so is the mean's subtraction, which alone would
+// only trade the subtract for an add of `0 - mean` computed on every call.
+// CHECK-LABEL: func.func @no_fold_mean_alone_when_the_scale_is_refused(
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.subtract %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.subtract {{.+}} : tensor<3xf32>
+func.func @no_fold_mean_alone_when_the_scale_is_refused(%x: tensor<1x4x4x2xf32>, %w: tensor<3x3x2x3xf32>, %m: tensor<3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.subtract: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_subtrahend_into_bias]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract into stablehlo.convolution [fold_subtrahend_into_bias]
+  %d = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %d, %sb : tensor<1x4x4x3xf32>
+  %ob = stablehlo.broadcast_in_dim %o, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %ob : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A scale computed from constants in the graph (`exp` of a constant) with constant weights
+// is computed once by a compiler: it folds whatever the sizes (12 weights, 3 activations).
+// CHECK-LABEL: func.func @fold_scale_computed_from_constants(
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x3xf32>
+func.func @fold_scale_computed_from_constants(%arg0: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %c = stablehlo.constant dense<[2.0, 3.0, 4.0]> : tensor<3xf32>
+  %s = stablehlo.exponential %c : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_scale_into_linear]
+  %y = stablehlo.multiply %d, %sb : tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// The input side with three consumers: each 4x4 kernel (an argument) has 16 elements, no
+// more than the 20 of the activation, but the three scaled on every call have 48.
+// CHECK-LABEL: func.func @no_fold_input_side_consumers_larger_in_all(
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0, %{{.+}} : tensor<5x4xf32>
+// CHECK:         stablehlo.dot_general %[[Y]], %arg2
+func.func @no_fold_input_side_consumers_larger_in_all(%x: tensor<5x4xf32>, %g: tensor<4xf32>, %wq: tensor<4x4xf32>, %wk: tensor<4x4xf32>, %wv: tensor<4x4xf32>) -> (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) {
+  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<4xf32>) -> tensor<5x4xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.multiply: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_input_affine_into_dot_general]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %x, %gb : tensor<5x4xf32>
+  %q = stablehlo.dot_general %y, %wq, contracting_dims = [1] x [0] : (tensor<5x4xf32>, tensor<4x4xf32>) -> tensor<5x4xf32>
+  %k = stablehlo.dot_general %y, %wk, contracting_dims = [1] x [0] : (tensor<5x4xf32>, tensor<4x4xf32>) -> tensor<5x4xf32>
+  %v = stablehlo.dot_general %y, %wv, contracting_dims = [1] x [0] : (tensor<5x4xf32>, tensor<4x4xf32>) -> tensor<5x4xf32>
+  return %q, %k, %v : tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>
+}
+
+// -----
+
+// The input side, a shift alone (an argument) before a dense layer with its own bias: the
+// bias would become L(t, W) + b, a contraction of the 12 weights on every call, for a
+// 4-element add.
+// CHECK-LABEL: func.func @no_fold_input_side_shift_contracted_with_larger_weights(
+// CHECK:         %[[Y:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4xf32>
+// CHECK:         stablehlo.dot_general %[[Y]], %arg2
+func.func @no_fold_input_side_shift_contracted_with_larger_weights(%x: tensor<1x4xf32>, %t: tensor<4xf32>, %w: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<1x3xf32> {
+  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<4xf32>) -> tensor<1x4xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %x, %tb : tensor<1x4xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %z = stablehlo.add %d, %bb : tensor<1x3xf32>
+  return %z : tensor<1x3xf32>
+}

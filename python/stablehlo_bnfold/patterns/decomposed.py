@@ -69,14 +69,27 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     that the patterns of this module and `bias.py` would fold next, one after the other
     (`_plan_above`): Flax's `(L(x, K) - mean) * c + offset` is one application, with one
     analysis and one build, instead of three, each rebuilding `L + b` and reading it back.
-    The output and the report are those of the three (`plan.build_chain`)."""
+    The output and the report are those of the three (`plan.build_chain`).
+
+    A shift computed in the graph that would be a linear op's first bias (Flax's `L -
+    mean` with the statistics arguments) is refused for its cost when the scale above it
+    is (`fold.plan.per_call_larger`): alone it would only trade the subtract for an add of
+    `0 - mean` computed on every call."""
     plans = [plan]
     # The op above first: most folds that have none (Keras's `y * inv` before its bias
     # add, a batch norm's) are decided there, before the linear op's input is looked at.
-    if _plain(plan) and (above := _plan_above(plans, rw)) is not None and _left_alone(plan):
+    plain = _plain(plan)
+    above = _plan_above(plans, rw) if plain else None
+    if above is not None and _left_alone(plan):
         plans.append(above)
         while (above := _plan_above(plans, rw)) is not None:
             plans.append(above)
+    elif (
+        plain and above is None and plan.scale is None and plan.linear.bias_add is None
+        and not isinstance(plan.bias, np.ndarray) and not rw.fold_larger_weight_arguments
+        and _plan_above(plans, rw, larger_weights=True) is not None
+    ):
+        return rw.skip(plan.root, reasons.COST_WEIGHTS_LARGER)
     return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
 
 
@@ -117,14 +130,15 @@ def _reads_linear_result(value: PerChannel | None) -> bool:
     return isinstance(value, ir.Value) and biased_linear(value) is not None
 
 
-def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
+def _plan_above(plans: list[FoldPlan], rw: FoldRewriter, larger_weights: bool = False) -> FoldPlan | None:
     """The plan of the one op that reads the last plan's root, when that op's pattern,
     applied to it after a build of `plans`, would fold it: the same conditions, read
     from the plans instead of from the built `L' + b` (its bias is the last plan's, its
     only reader that op). None when it would not, or might not: at most one op of a
     chain scales the weights (a second would round them twice), and a bias the build
     converts first (a narrow value) ends it; the driver then applies that op's pattern
-    as ever, to the built IR."""
+    as ever, to the built IR. `larger_weights` asks as if `fold-larger-weight-arguments`
+    were set."""
     below, first = plans[-1], plans[0]
     root = below.root
     uses = iter(root.result.uses)
@@ -182,7 +196,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | None:
     shift = per_channel_op(np.multiply, bias, factor, op.result)
     plan = plan_fold(
         op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
-        larger_weights=rw.fold_larger_weight_arguments,
+        larger_weights=larger_weights or rw.fold_larger_weight_arguments,
     )
     return None if isinstance(plan, Reason) else plan
 
