@@ -195,7 +195,7 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
             return reasons.MAXIMUM_NOT_RELU
         return Passed(op, data, zero, feature)
     if isinstance(op, func.CallOp):
-        relu6 = called_relu6(op, bound_arguments=True)
+        relu6 = called_relu6(op)
         if relu6 is not None and relu6[0] == value:
             bounds = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
             return Passed(op, value, None, feature, shift_factor=1.0, bounds=bounds)
@@ -749,64 +749,32 @@ def clamp_bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray 
     return per_channel_f64(bound, feature, channels)
 
 
-def called_relu6(call: func.CallOp, bound_arguments: bool = False) -> tuple[ir.Value, float, float] | None:
+def called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
     """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
     of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
     writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
-    operand passed as v, lo and hi; else None. With `bound_arguments`, lo and hi may also
-    be arguments of the function that the call passes scalar constants for (`jnp.clip(v,
-    0, 6)`: `call @clip(%v, %lo, %hi)`; the input side reads them, the output side does
-    not). A clamp whose bounds sit in the callee: a fold replaces the call by an inline
-    clamp with moved bounds."""
+    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
+    a fold replaces the call by an inline clamp with moved bounds."""
     # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
     for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
-        if call.operands[number].type != call.results[0].type:
-            continue
-        if isinstance(lo, _BoundArgument) or isinstance(hi, _BoundArgument):
-            if not bound_arguments:
-                continue
-            lo, hi = (b if isinstance(b, float) else uniform_f64(call.operands[b.number]) for b in (lo, hi))
-            if lo is None or hi is None:
-                continue
-        return call.operands[number], lo, hi
+        if call.operands[number].type == call.results[0].type:
+            return call.operands[number], lo, hi
     return None
 
 
-@dataclass(frozen=True)
-class _BoundArgument:
-    """A relu6's bound that is the callee's argument `number` (broadcast, converted)."""
-
-    number: int
-
-
-def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float | _BoundArgument, float | _BoundArgument]]:
+def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
     """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
-    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants or scalar arguments
-    (`_BoundArgument`), in the order tried."""
+    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
     minimum = value.owner
     if not isinstance(minimum, stablehlo.MinOp):
         return []
     found = []
     for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
-        maximum, hi = inner.owner, _bound(upper, block)
+        maximum, hi = inner.owner, uniform_f64(upper)
         if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
             continue
         for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-            number, lo = argument_number(v, block), _bound(lower, block)
+            number, lo = argument_number(v, block), uniform_f64(lower)
             if number is not None and lo is not None:
                 found.append((number, lo, hi))
     return found
-
-
-def _bound(value: ir.Value, block: ir.Block) -> float | _BoundArgument | None:
-    """A relu6 bound in its callee: a scalar constant (`uniform_f64`), or a scalar argument
-    of `block`, broadcast and converted (jax's `clip` with its bounds passed in)."""
-    constant = uniform_f64(value)
-    if constant is not None:
-        return constant
-    while isinstance(value.owner, (stablehlo.BroadcastInDimOp, stablehlo.ConvertOp)):
-        value = value.owner.operand
-    number = argument_number(value, block)
-    if number is None or ir.RankedTensorType(value.type).rank != 0:
-        return None
-    return _BoundArgument(number)

@@ -83,8 +83,8 @@ or the inline select(v > 0, v, v * a) of torch-mlir and TensorFlow, whose compar
 multiply read the chain too (only the select may read them); it stays as it is, on x
 + t / s.
 
-A clamp (ReLU6: `stablehlo.clamp`, or jax's `call @relu6(%v)` or `call @clip(%v, %lo,
-%hi)` with constants passed in, replaced by an inline clamp) with constant bounds passes any constant scale without a zero, its bounds moved:
+A clamp (ReLU6: `stablehlo.clamp`, or jax's `call @relu6(%v)`, replaced by an inline
+clamp) with constant bounds passes any constant scale without a zero, its bounds moved:
 
     clamp(lo, x * s + c, hi) = clamp((lo - c) / s, x, (hi - c) / s) * s + c   (s > 0)
 
@@ -185,7 +185,7 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     op reading it along the feature, without a convert an op that reads only its shape
     (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
     one, or an inline select whose compare and multiply only it reads), clamp (or a call of
-    a relu6, its bounds constants in the callee or passed in), slice, concatenate along the feature (of the walk's value and others, not of
+    a relu6), slice, concatenate along the feature (of the walk's value and others, not of
     two values the walk reaches), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
     per channel along the feature), a max-pool's init value is -inf or the
