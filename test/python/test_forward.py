@@ -5,7 +5,8 @@ run through XLA on the CPU against the original (`fold_and_compare`)."""
 from __future__ import annotations
 
 import numpy as np
-from helpers import fold_and_compare
+import pytest
+from helpers import Compared, fold_and_compare
 
 from stablehlo_bnfold.fold import reasons
 
@@ -32,6 +33,15 @@ def _batch_norm(name: str, operand: str, gamma: np.ndarray) -> str:
         f"(tensor<1x6x6x{c}xf32>, {vector}, {vector}, {vector}, {vector}) -> tensor<1x6x6x{c}xf32>"
     )
     return "\n".join(lines)
+
+
+def _folded_forward(module: str, *, seed: int, through: list[str], kept: int) -> Compared:
+    """`fold_and_compare` of `module`'s two batch norms, each folded forward through the
+    ops `through` names (sorted), `kept` of them keeping the shift in front."""
+    compared = fold_and_compare(module, seed=seed, batch_norms_left=0, folds=2)
+    assert sorted(fold.through for fold in compared.report.folds) == through
+    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED] * kept
+    return compared
 
 
 def _kernel(shape: tuple[int, ...]) -> str:
@@ -147,8 +157,157 @@ func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>) -> (tensor<1x3
 
 
 def test_batch_norms_before_a_reshape_or_transpose_fold_into_the_dense_layer_after_it():
-    compared = fold_and_compare(TOKENS, seed=2, batch_norms_left=0, folds=2)
-    through = sorted(fold.through for fold in compared.report.folds)
-    assert through == ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
-    assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_PASSED]
+    through = ["stablehlo.maximum, stablehlo.reshape", "stablehlo.transpose"]
+    compared = _folded_forward(TOKENS, seed=2, through=through, kept=1)
     assert "stablehlo.multiply" not in compared.folded
+
+
+# BN (positive scales) -> torch-mlir's inline leaky relu, select(v > 0, v, v * 0.1) -> 3x3
+# convolution; BN -> jax.nn.leaky_relu as jax.export writes it (`call @leaky_relu(%v, %a)`,
+# its select a call of `_where`) -> 1x1 convolution.
+LEAKY = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x4xf32>) -> (tensor<1x4x4x5xf32>, tensor<1x6x6x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, 0.75, 0.5, 1.25]))}
+  %zero = stablehlo.constant dense<0.0> : tensor<1x6x6x4xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<1x6x6x4xf32>
+  %a1 = stablehlo.multiply %bn1, %alpha : tensor<1x6x6x4xf32>
+  %g1 = stablehlo.compare GT, %bn1, %zero, FLOAT : (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xi1>
+  %r1 = stablehlo.select %g1, %bn1, %a1 : tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 4, 5))}
+  %c1 = stablehlo.convolution(%r1, %k1) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<3x3x4x5xf32>) -> tensor<1x4x4x5xf32>
+{_batch_norm("bn2", "z", np.array([0.5, 1.5, 2.0, 0.25]))}
+  %slope = stablehlo.constant dense<0.2> : tensor<f32>
+  %r2 = call @leaky_relu(%bn2, %slope) : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x6x6x4xf32>
+  %k2 = stablehlo.constant {_kernel((1, 1, 4, 2))}
+  %c2 = stablehlo.convolution(%r2, %k2) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c1, %c2 : tensor<1x4x4x5xf32>, tensor<1x6x6x2xf32>
+}}
+func.func private @leaky_relu(%arg0: tensor<1x6x6x4xf32>, %arg1: tensor<f32>) -> tensor<1x6x6x4xf32> {{
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xi1>
+  %2 = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %3 = stablehlo.multiply %2, %arg0 : tensor<1x6x6x4xf32>
+  %4 = call @_where(%1, %arg0, %3) : (tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  return %4 : tensor<1x6x6x4xf32>
+}}
+func.func private @_where(%arg0: tensor<1x6x6x4xi1>, %arg1: tensor<1x6x6x4xf32>, %arg2: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<1x6x6x4xi1>, tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_leaky_relu_fold_forward_and_compute_the_same():
+    compared = _folded_forward(LEAKY, seed=3, through=["stablehlo.select"] * 2, kept=2)
+    assert compared.folded.count("stablehlo.multiply") == 2  # each leaky relu's a * v
+
+
+# BN (scales of both signs) -> ReLU6 as a clamp -> 3x3 convolution (VALID, every tap reads
+# the input): the bounds move with scale and shift, the shift into a bias after it; BN ->
+# jax.nn.relu6 (`call @relu6(%v)`) -> zero pad -> 3x3 convolution: the pad blocks the
+# shift, which stays in front, the bounds moved by the scale alone.
+CLAMPS = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x4xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r1 = stablehlo.clamp %lo, %bn1, %hi : (tensor<f32>, tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x6x6x4xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 4, 3))}
+  %c1 = stablehlo.convolution(%r1, %k1) {_CONV.format()} : (tensor<1x6x6x4xf32>, tensor<3x3x4x3xf32>) -> tensor<1x4x4x3xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0, 0.25]))}
+  %r2 = call @relu6(%bn2) : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %r2, %pz, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x6x6x4xf32>, tensor<f32>) -> tensor<1x8x8x4xf32>
+  %k2 = stablehlo.constant {_kernel((3, 3, 4, 2))}
+  %c2 = stablehlo.convolution(%p, %k2) {_CONV.format()} : (tensor<1x8x8x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x6x6x2xf32>
+  return %c1, %c2 : tensor<1x4x4x3xf32>, tensor<1x6x6x2xf32>
+}}
+func.func private @relu6(%arg0: tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32> {{
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<1x6x6x4xf32>
+  %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<1x6x6x4xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<1x6x6x4xf32>
+  return %3 : tensor<1x6x6x4xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_clamp_fold_forward_with_the_bounds_moved_and_compute_the_same():
+    # Only the padded branch keeps its shift in front.
+    through = ["stablehlo.clamp", "stablehlo.clamp, stablehlo.pad"]
+    compared = _folded_forward(CLAMPS, seed=4, through=through, kept=1)
+    assert compared.folded.count("stablehlo.clamp") == 2
+    assert "call @relu6" not in compared.folded
+    assert "stablehlo.multiply" not in compared.folded
+
+
+# BN (scales of both signs) -> relu -> a slice of channels 1 to 3 -> 3x3 convolution; BN
+# concatenated along the channels after an argument (identity on its range) -> 1x1
+# convolution (the shift into a bias after it).
+RANGES = f"""
+func.func @main(%x: tensor<1x6x6x4xf32>, %z: tensor<1x6x6x3xf32>, %w: tensor<1x6x6x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x6x6x1xf32>) {{
+{_batch_norm("bn1", "x", np.array([1.5, -0.75, 0.5, -1.25]))}
+  %zero = stablehlo.constant dense<0.0> : tensor<1x6x6x4xf32>
+  %r1 = stablehlo.maximum %bn1, %zero : tensor<1x6x6x4xf32>
+  %s1 = stablehlo.slice %r1 [0:1, 0:6, 0:6, 1:4] : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x3xf32>
+  %k1 = stablehlo.constant {_kernel((3, 3, 3, 2))}
+  %c1 = stablehlo.convolution(%s1, %k1) {_CONV.format()} : (tensor<1x6x6x3xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x2xf32>
+{_batch_norm("bn2", "z", np.array([0.5, -1.5, 2.0]))}
+  %j = stablehlo.concatenate %w, %bn2, dim = 3 : (tensor<1x6x6x2xf32>, tensor<1x6x6x3xf32>) -> tensor<1x6x6x5xf32>
+  %k2 = stablehlo.constant {_kernel((1, 1, 5, 1))}
+  %c2 = stablehlo.convolution(%j, %k2) {_CONV.format()} : (tensor<1x6x6x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x6x6x1xf32>
+  return %c1, %c2 : tensor<1x4x4x2xf32>, tensor<1x6x6x1xf32>
+}}
+"""
+
+
+def test_batch_norms_before_a_slice_or_concatenate_fold_forward_on_their_channel_ranges():
+    through = ["stablehlo.concatenate", "stablehlo.maximum, stablehlo.slice"]
+    compared = _folded_forward(RANGES, seed=5, through=through, kept=1)
+    assert "stablehlo.multiply" not in compared.folded
+
+
+def _jax_forms() -> dict[str, tuple[object, str]]:
+    """Per-channel affine maps before the activations and channel ops of jax, as its
+    functions export them (calls of jitted helpers), each before a VALID convolution; and
+    the ops a fold reports passing."""
+    import jax
+    import jax.numpy as jnp
+
+    scale = np.array([1.5, -0.75, 0.5, -1.25], np.float32)
+    positive = np.abs(scale)
+    shift = np.array([0.25, -0.5, 1.0, 0.125], np.float32)
+    kernel = _RNG.normal(0, 0.5, (3, 3, 4, 5)).astype(np.float32)
+    kept, wider = np.ascontiguousarray(kernel[:, :, 1:3]), np.concatenate([kernel, kernel[:, :, :1]], axis=2)
+
+    def conv(x, k=kernel):
+        return jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def where(y):
+        return jnp.where(y > 0, y, 0.1 * y)
+
+    return {
+        "leaky_relu": (lambda x: conv(jax.nn.leaky_relu(x * positive + shift, 0.1)), "stablehlo.select"),
+        "where": (lambda x: conv(where(x * positive + shift)), "stablehlo.select"),
+        "relu6": (lambda x: conv(jax.nn.relu6(x * scale + shift)), "stablehlo.clamp"),
+        "slice": (lambda x: conv(jax.nn.relu(x * scale + shift)[..., 1:3], kept), "stablehlo.maximum, stablehlo.slice"),
+        "concatenate": (
+            lambda x: conv(jnp.concatenate([x[..., :1], x * scale + shift], axis=-1), wider),
+            "stablehlo.concatenate",
+        ),
+    }
+
+
+@pytest.mark.parametrize("form", ["leaky_relu", "where", "relu6", "slice", "concatenate"])
+def test_jax_exports_of_the_activations_and_channel_ops_fold_forward_and_compute_the_same(form):
+    import jax
+    import jax.numpy as jnp
+
+    fn, through = _jax_forms()[form]
+    exported = jax.export.export(jax.jit(fn))(jax.ShapeDtypeStruct((1, 6, 6, 4), jnp.float32))
+    compared = fold_and_compare(exported.mlir_module(), seed=6, batch_norms_left=0, folds=1)
+    assert [fold.through for fold in compared.report.folds] == [through]
+    assert compared.folded.count("stablehlo.multiply") == (1 if form in ("leaky_relu", "where") else 0)

@@ -559,3 +559,448 @@ func.func @no_fold_negative_scale_before_global_max_pool(%arg0: tensor<1x2x2x2xf
   %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
   return %d : tensor<1x3xf32>
 }
+
+// -----
+
+// torch-mlir's (and TensorFlow's) inline leaky relu, select(v > 0, v, v * constant_like(a)):
+// for s > 0, leaky(v * s) = leaky(v) * s, the compare, multiply and select read x + t / s.
+// CHECK-LABEL: func.func @fold_through_inline_leaky_relu(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[A:.+]] = stablehlo.multiply %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[P:.+]] = stablehlo.compare GT, %[[X]], %{{.+}}, FLOAT
+// CHECK:         %[[R:.+]] = stablehlo.select %[[P]], %[[X]], %[[A]]
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[R]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_through_inline_leaky_relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.select [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<1x4x4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<1x4x4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<1x4x4x2xi1>, tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// jax.nn.leaky_relu as jax.export writes it, `call @leaky_relu(%v, %alpha)` (its select a call
+// of `_where`), then a dense layer: the call reads x + t / s; the callee stays as it is.
+// CHECK-LABEL: func.func @fold_through_leaky_relu_call(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[R:.+]] = call @leaky_relu(%[[X]], %{{.+}})
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     batch_norm_inference
+// CHECK-LABEL: func.func private @leaky_relu(
+// CHECK:         stablehlo.multiply
+func.func @fold_through_leaky_relu_call(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.select [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.1> : tensor<f32>
+  %r = call @leaky_relu(%y, %alpha) : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+func.func private @leaky_relu(%arg0: tensor<4x2xf32>, %arg1: tensor<f32>) -> tensor<4x2xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %1 = stablehlo.compare GE, %arg0, %0, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %2 = stablehlo.convert %arg1 : tensor<f32>
+  %3 = stablehlo.broadcast_in_dim %2, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %4 = stablehlo.multiply %3, %arg0 : tensor<4x2xf32>
+  %5 = call @_where(%1, %arg0, %4) : (tensor<4x2xi1>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %5 : tensor<4x2xf32>
+}
+func.func private @_where(%arg0: tensor<4x2xi1>, %arg1: tensor<4x2xf32>, %arg2: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.select %arg0, %arg1, %arg2 : tensor<4x2xi1>, tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+// A negative scale before a leaky relu: for s < 0 the slope moves to the other side of zero.
+// CHECK-LABEL: func.func @no_fold_negative_scale_before_leaky_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_negative_scale_before_leaky_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale is negative before a leaky relu: leaky(v * s) is not leaky(v) * s [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A zero scale before a leaky relu (a dead channel): x + t / s cannot be built.
+// CHECK-LABEL: func.func @no_fold_zero_scale_before_leaky_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_zero_scale_before_leaky_relu(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.0]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// The leaky relu's compare is also returned: the fold would change it, so the select is
+// no leaky relu to pass, and no linear op reads the chain.
+// CHECK-LABEL: func.func @no_fold_leaky_relu_compare_with_other_users(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_leaky_relu_compare_with_other_users(%arg0: tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<4x2xi1>) {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: no convolution or dot_general next to the chain (reads an argument, read by stablehlo.compare, stablehlo.multiply, stablehlo.select) [stablehlo-fold-batch-norm]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %alpha = stablehlo.constant dense<0.01> : tensor<4x2xf32>
+  %a = stablehlo.multiply %y, %alpha : tensor<4x2xf32>
+  %gt = stablehlo.compare GT, %y, %zero, FLOAT : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xi1>
+  %r = stablehlo.select %gt, %y, %a : tensor<4x2xi1>, tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d, %gt : tensor<4x3xf32>, tensor<4x2xi1>
+}
+
+// -----
+
+// ReLU6 as a clamp, then a dense layer with its own bias: the bounds move with the whole map,
+// clamp(lo, v * s + t, hi) = clamp((lo - t) / s, v, (hi - t) / s) * s + t (swapped where
+// s < 0), so the shift passes it into the dense layer's bias: nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_clamp_shift_into_bias(
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[-0.166666672, -1.300000e+01]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[3.83333325, -1.000000e+00]> : tensor<2xf32>
+// CHECK-DAG:     %[[LB:.+]] = stablehlo.broadcast_in_dim %[[LO]], dims = [1]
+// CHECK-DAG:     %[[HB:.+]] = stablehlo.broadcast_in_dim %[[HI]], dims = [1]
+// CHECK:         %[[R:.+]] = stablehlo.clamp %[[LB]], %arg0, %[[HB]] : tensor<4x2xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<4x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_through_clamp_shift_into_bias(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %b = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<3xf32>) -> tensor<4x3xf32>
+  %o = stablehlo.add %d, %bb : tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
+}
+
+// -----
+
+// The same clamp before a 1x1 convolution with more output channels than input ones: a bias
+// add after it would sit on a larger tensor, so the shift stays in front as x + t / s and
+// the bounds move by the scale alone, lo / s and hi / s (swapped where s < 0).
+// CHECK-LABEL: func.func @fold_through_clamp_shift_kept(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[0.000000e+00, -1.200000e+01]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[4.000000e+00, -0.000000e+00]> : tensor<2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[R]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_through_clamp_shift_kept(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.clamp [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// jax.nn.relu6 as jax.export writes it, `call @relu6(%v)` of minimum(maximum(v, 0), 6): the
+// call becomes an inline clamp with the moved bounds; the callee stays.
+// CHECK-LABEL: func.func @fold_through_relu6_call(
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK-NOT:     call @relu6
+// CHECK:         stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     batch_norm_inference
+// CHECK-LABEL: func.func private @relu6(
+func.func @fold_through_relu6_call(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %r = call @relu6(%y) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5], [0.75]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x1xf32>) -> tensor<4x1xf32>
+  %w2 = stablehlo.constant dense<[[0.5, -0.25, 1.0]]> : tensor<1x3xf32>
+  %e = stablehlo.dot_general %d, %w2, contracting_dims = [1] x [0] : (tensor<4x1xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %e : tensor<4x3xf32>
+}
+func.func private @relu6(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %cst_0 = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+  %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %1 = stablehlo.maximum %arg0, %0 : tensor<4x2xf32>
+  %2 = stablehlo.broadcast_in_dim %cst_0, dims = [] : (tensor<f32>) -> tensor<4x2xf32>
+  %3 = stablehlo.minimum %1, %2 : tensor<4x2xf32>
+  return %3 : tensor<4x2xf32>
+}
+
+// -----
+
+// A clamp whose upper bound is an argument: it cannot move with the scale.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_not_constant(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_clamp_bounds_not_constant(%arg0: tensor<4x2xf32>, %hi: tensor<f32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the clamp's bounds are not per-channel constants: they cannot move with the scale [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A zero scale before a clamp (a dead channel): its bounds would move to (lo - t) / 0.
+// CHECK-LABEL: func.func @no_fold_zero_scale_before_clamp(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_zero_scale_before_clamp(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.0]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// Bounds that overflow f32 once moved: 3e38 / 0.5 is not finite.
+// CHECK-LABEL: func.func @no_fold_clamp_bounds_overflow(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_clamp_bounds_overflow(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the clamp's bounds times the scale overflow their element type [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<3.0e38> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// relu -> a slice of channels 1 and 2 -> convolution: the convolution's input channels are
+// the chain's 1 and 2, so its weights take those channels' scales (one of them negative:
+// the relu becomes a clamp on every channel).
+// CHECK-LABEL: func.func @fold_through_relu_and_slice_of_channels(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[R]] [0:1, 0:4, 0:4, 1:3]
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}-3.750000e-01, 2.500000e-01, 4.375000e-01], [-7.500000e-01, -2.500000e-01, 1.250000e+00]]]]> : tensor<1x1x2x3xf32>
+// CHECK:         stablehlo.convolution(%[[S]], %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_relu_and_slice_of_channels(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x4x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5, 2.0, 0.25]> : tensor<4xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5, 1.0, 0.125]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum, stablehlo.slice [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x4xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x4xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<1x4x4x4xf32>
+  %sl = stablehlo.slice %r [0:1, 0:4, 0:4, 1:3] : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%sl, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A concatenate of an argument (channel 0: identity) and the chain (channels 1 and 2) along
+// the feature: the convolution's weights take the chain's scale on its range and 1 on the
+// other, its bias L(t, K) over that range; nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_concatenate_with_an_identity_operand(
+// CHECK:         %[[J:.+]] = stablehlo.concatenate %arg1, %arg0, dim = 3
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}7.500000e-01], [-7.500000e-01], [4.375000e-01]]]]> : tensor<1x1x3x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[J]], %[[K]])
+// CHECK-DAG:     %[[B:.+]] = stablehlo.constant dense<3.125000e-01> : tensor<1xf32>
+// CHECK:         stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x1xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_concatenate_with_an_identity_operand(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %arg1, %y, dim = 3 : (tensor<1x4x4x1xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875]]]]> : tensor<1x1x3x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x3xf32>, tensor<1x1x3x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}
+
+// -----
+
+// A concatenate along H, not the channels: the other operand's elements would meet the
+// scale in the convolution's weights too.
+// CHECK-LABEL: func.func @no_fold_concatenate_along_another_dimension(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_concatenate_along_another_dimension(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x2xf32>) -> tensor<1x8x4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the concatenate joins another dimension: its other operands would meet the scale too [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %m, %arg1, dim = 1 : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x8x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x8x4x3xf32>
+  return %c : tensor<1x8x4x3xf32>
+}
+
+// -----
+
+// The chain and its relu concatenated: each range would need its own map (the relu's reads
+// x after the fold, the other the chain's result), which one concatenate cannot take.
+// CHECK-LABEL: func.func @no_fold_concatenate_of_the_chain_and_its_relu(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_concatenate_of_the_chain_and_its_relu(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: affine result has other users (stablehlo.concatenate) [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %m, %zero : tensor<1x4x4x2xf32>
+  %cc = stablehlo.concatenate %m, %r, dim = 3 : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x4xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875], [0.25]]]]> : tensor<1x1x4x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}
+
+// -----
+
+// A slice of H and W keeps every channel: scale and shift pass it, the shift into a bias
+// after the dense layer (as through a transpose). Nothing is left in front.
+// CHECK-LABEL: func.func @fold_through_slice_of_other_dimensions(
+// CHECK:         %[[S:.+]] = stablehlo.slice %arg0 [0:1, 1:3, 0:2, 0:2]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[S]], %{{.+}}, contracting_dims = [3] x [0]
+// CHECK:         stablehlo.add %[[D]], %{{.+}} : tensor<1x2x2x1xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_slice_of_other_dimensions(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.slice [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %sl = stablehlo.slice %y [0:1, 1:3, 0:2, 0:2] : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  %w = stablehlo.constant dense<[[0.5], [0.75]]> : tensor<2x1xf32>
+  %d = stablehlo.dot_general %sl, %w, contracting_dims = [3] x [0] : (tensor<1x2x2x2xf32>, tensor<2x1xf32>) -> tensor<1x2x2x1xf32>
+  return %d : tensor<1x2x2x1xf32>
+}
+
+// -----
+
+// Two chains concatenated along the channels (after a slice of another input, which is no
+// chain), then a convolution: each chain folds on its own range, one fold each; nothing is
+// left in front of the concatenate.
+// CHECK-LABEL: func.func @fold_two_chains_through_one_concatenate(
+// CHECK:         %[[L:.+]] = stablehlo.slice %arg2
+// CHECK:         %[[J:.+]] = stablehlo.concatenate %[[L]], %arg0, %arg1, dim = 3
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[J]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     batch_norm_inference
+func.func @fold_two_chains_through_one_concatenate(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x2xf32>, %arg2: tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.concatenate [fold_input_affine_into_conv]
+  %z = "stablehlo.batch_norm_inference"(%arg1, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %l = stablehlo.slice %arg2 [0:1, 0:4, 0:4, 0:1] : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x1xf32>
+  %cc = stablehlo.concatenate %l, %y, %z, dim = 3 : (tensor<1x4x4x1xf32>, tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x5xf32>
+  %k = stablehlo.constant dense<[[[[0.75], [-0.5], [-0.875], [0.25], [0.5]]]]> : tensor<1x1x5x1xf32>
+  %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x4x4x1xf32>
+  return %c : tensor<1x4x4x1xf32>
+}

@@ -1,11 +1,15 @@
-"""The ops a positive per-channel scale passes unchanged: relu, max-pool, zero padding,
-reductions over the other dimensions, transposes and reshapes that keep it whole.
+"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, clamp (its bounds
+moved), max-pool, zero padding, reductions over the other dimensions, transposes and reshapes that keep it whole.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
     relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
     maxpool(v * s) = maxpool(v) * s      (a window of one along the channels)
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
+    leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
+                                          the rounding of a * v)
+    clamp(lo, v * s, hi) = clamp(lo / s, v, hi / s) * s   (up to the rounding of the
+                                          moved bounds; lo and hi swapped for s < 0)
 
 since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
 maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
@@ -17,15 +21,22 @@ before them) and the input side (`patterns.input_side`: a scale moved forward fr
 chain before them into the linear ops after them). The feature dimension keeps its size
 through each of them, and its index except where a `reduce` drops dimensions before it;
 a transpose and a reshape that keeps it whole (as many elements before it) move it, and
-any per-channel map passes them.
+any per-channel map passes them; so it does a slice and a concatenate along the feature,
+channel by channel: a linear op after them meets the channels they keep, or the other
+operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
+- `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
+  v, a * v), inline or a call of one (both directions read it here);
+- `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
+  per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
+  leaky relu; slices and concatenates map channel ranges (`Passed.picks`);
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
-- `callee`, `called_body`, `read_callee_once`: the function a call calls, its body,
-  and what a pattern reads from it, looked up once a pass run inside
+- `called_body`, `read_callee_once`: the body of the function a call calls, and what a
+  pattern reads from it, looked up once a pass run inside
   `callees_read_once`.
 """
 
@@ -47,19 +58,24 @@ from ..fold import reasons
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
+from .users import single_user
 
 __all__ = [
     "PASSAGE_OPS",
     "Passed",
+    "activation_data",
     "argument_number",
-    "callee",
     "called_body",
     "called_maximum",
+    "called_relu6",
+    "called_leaky_relu",
     "callees_read_once",
+    "clamp_bound_f64",
     "read_callee_once",
     "data_operands",
     "feature_below",
     "is_max_pool",
+    "leaky_relu_data",
     "max_pool_refused",
     "passed_by",
 ]
@@ -72,17 +88,31 @@ PASSAGE_OPS = (
     stablehlo.ReduceOp,
     stablehlo.ReshapeOp,
     stablehlo.TransposeOp,
+    stablehlo.SelectOp,
+    stablehlo.ClampOp,
+    stablehlo.SliceOp,
+    stablehlo.ConcatenateOp,
 )
-"""The op classes `passed_by` may pass (a call only when it calls a relu)."""
+"""The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
+a relu6, a select only when it is a leaky relu)."""
 
 
 @dataclass(frozen=True)
 class Passed:
     """An op a positive per-channel scale passes, read through its operand `data`: a relu
-    (`zero` the maximum's other operand), a max-pool (`takes_max`), a zero pad or a sum
-    (`zero` None). `feature` is the feature dimension of its result. A sum passes a
-    per-channel shift too, times the number of elements it adds (`shift_factor`, when
-    the dimensions it reduces are static): sum(v + t) = sum(v) + n * t."""
+    (`zero` the maximum's other operand), a max-pool (`takes_max`), a leaky relu
+    (`leaky`), a clamp (`bounds`), a zero pad or a sum (`zero` None). `feature` is the
+    feature dimension of its result. A sum passes a per-channel shift too, times the
+    number of elements it adds (`shift_factor`, when the dimensions it reduces are
+    static): sum(v + t) = sum(v) + n * t; a clamp passes any per-channel map when its
+    bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
+    for s > 0 (the bounds swapped for s < 0). A slice and a concatenate pass any
+    per-channel map, channel by channel: `picks` holds, for each channel of the result,
+    the channel of `data` it holds, or -1 where another operand of a concatenate supplies
+    it (that operand's map is the identity: scale 1, shift 0); None where the channels
+    are `data`'s own. `shift_before` is what a shift is multiplied by on the way to the
+    op, and `chain_channels` the chain's channel each channel of its result holds (-1:
+    none; None: the chain's own), both set by the walk that reaches it."""
 
     op: ir.OpView
     data: ir.Value
@@ -90,6 +120,12 @@ class Passed:
     feature: int
     takes_max: bool = False
     shift_factor: float | None = None
+    leaky: bool = False
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
+    """A clamp's lower and upper bounds, per channel in float64 (a relu6 call's too)."""
+    shift_before: float = 1.0
+    picks: np.ndarray | None = None
+    chain_channels: np.ndarray | None = None
 
     @property
     def is_relu(self) -> bool:
@@ -98,7 +134,11 @@ class Passed:
     @property
     def name(self) -> str:
         """The op as the report names it: a relu, a maximum or a call of one, is
-        `stablehlo.maximum`."""
+        `stablehlo.maximum`; a leaky relu, a select or a call of one, `stablehlo.select`."""
+        if self.leaky:
+            return "stablehlo.select"
+        if self.bounds is not None:
+            return "stablehlo.clamp"
         return "stablehlo.maximum" if self.is_relu else self.op.operation.name
 
 
@@ -118,7 +158,10 @@ def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
 def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`), a pad of `value` with zero
+    is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
+    (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
+    constant bounds or a call of a relu6 (`called_relu6`), a slice of `value`, a
+    concatenate of `value` with others along `feature`, a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
@@ -129,6 +172,12 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     """
     if isinstance(op, stablehlo.PadOp):
         return _pad(op, value, feature)
+    if isinstance(op, stablehlo.ClampOp):
+        return _clamp(op, value, feature, channels)
+    if isinstance(op, stablehlo.SliceOp):
+        return _slice(op, value, feature, channels)
+    if isinstance(op, stablehlo.ConcatenateOp):
+        return _concatenate(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
     if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
@@ -145,6 +194,16 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
         return Passed(op, data, zero, feature)
+    if isinstance(op, func.CallOp):
+        relu6 = called_relu6(op)
+        if relu6 is not None and relu6[0] == value:
+            bounds = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
+            return Passed(op, value, None, feature, shift_factor=1.0, bounds=bounds)
+    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp, stablehlo.SelectOp, func.CallOp)):
+        leaky = _leaky_relu_of(op, value)
+        if leaky is not None:
+            # leaky(v * s) = leaky(v) * s for s > 0, any a: the sign of v * s is v's.
+            return Passed(leaky, value, None, feature, leaky=True)
     return None
 
 
@@ -212,6 +271,83 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
     static = not any(shaped.is_dynamic_dim(d) for d in reduced)
     count = float(np.prod([shaped.shape[d] for d in reduced])) if static else None
     return Passed(op, value, None, feature - below, False, count)
+
+
+def _clamp(clamp: stablehlo.ClampOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
+    """A clamp of `value` as a passed op, its bounds per channel, or why not: a bound is
+    not a constant (scalar or per channel along `feature`)."""
+    if clamp.operand != value or value in (clamp.min, clamp.max):
+        return None
+    lower = clamp_bound_f64(clamp.min, feature, channels)
+    upper = clamp_bound_f64(clamp.max, feature, channels)
+    if lower is None or upper is None:
+        return reasons.CLAMP_BOUNDS_NOT_CONSTANT
+    return Passed(clamp, value, None, feature, shift_factor=1.0, bounds=(lower, upper))
+
+
+def _slice(op: stablehlo.SliceOp, value: ir.Value, feature: int, channels: int) -> Passed | None:
+    """A slice of `value` as a passed op: slice(v * s + t) = slice(v) * s' + t', s' and t'
+    the channels it keeps along `feature` (all of them when it slices other dimensions)."""
+    if op.operand != value:
+        return None
+    start = dimensions(op.start_indices)[feature]
+    limit = dimensions(op.limit_indices)[feature]
+    stride = dimensions(op.strides)[feature]
+    picks = None if (start, limit, stride) == (0, channels, 1) else np.arange(start, limit, stride)
+    return Passed(op, value, None, feature, shift_factor=1.0, picks=picks)
+
+
+def _concatenate(op: stablehlo.ConcatenateOp, value: ir.Value, feature: int) -> Passed | Reason | None:
+    """A concatenate of `value` with other values along `feature` as a passed op:
+    concat(v * s + t, w) = concat(v, w) * s' + t', s' and t' the chain's values on `value`'s
+    range of channels, 1 and 0 on the others (each operand that is `value` takes them);
+    or why not: it joins another dimension, where the other operands would meet the scale
+    too. None when no operand is `value` or a size along `feature` is dynamic."""
+    if not any(v == value for v in op.operands):
+        return None
+    sizes = [ir.RankedTensorType(v.type).shape[feature] for v in op.operands]
+    if any(n < 0 for n in sizes):
+        return None
+    if ir.IntegerAttr(op.dimension).value != feature:
+        return reasons.CONCAT_SPANS_OTHER_DIMENSION
+    picks = [np.arange(n) if v == value else np.full(n, -1) for v, n in zip(op.operands, sizes)]
+    return Passed(op, value, None, feature, shift_factor=1.0, picks=np.concatenate(picks))
+
+
+def activation_data(op: ir.OpView) -> ir.Value | None:
+    """The data operand of `op` when it is a clamp, a call of a relu6 (`called_relu6`) or
+    a leaky relu (`leaky_relu_data`); else None. Every linear op reading a call comes
+    here: the callee is read once a pass run (`_called_activation`), not on every visit."""
+    if isinstance(op, stablehlo.ClampOp):
+        return op.operand
+    if not isinstance(op, func.CallOp):
+        return leaky_relu_data(op)
+    found = _looked_up(op, "activation", _called_activation)
+    if found is None or found[0] != len(op.operands):
+        return None
+    if found[1] is None:
+        # jax's `_where`: an inline leaky relu, read from the call's operands.
+        return leaky_relu_data(op)
+    data = op.operands[found[1]]
+    return data if data.type == op.results[0].type else None
+
+
+def _called_activation(function: func.FuncOp | None) -> tuple[int, int | None] | None:
+    """(number of arguments, argument number of v) when `function` returns a relu6 of v
+    (`_relu6_bounds`, the first way) or a leaky relu of v (`_leaky_argument`); (number
+    of arguments, None) when it returns a select of its last three arguments (jax's
+    `_where`); else None."""
+    body = _body(function)
+    if body is None:
+        return None
+    block, returned, count = body
+    relu6 = _relu6_bounds(block, returned)
+    if relu6:
+        return count, relu6[0][0]
+    leaky = _leaky_argument(block, returned)
+    if leaky is not None:
+        return count, leaky[0]
+    return (count, None) if _selects_last_three(block, returned) else None
 
 
 def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason | None:
@@ -417,11 +553,6 @@ _BELOW = frozenset(_BELOW_A_RELU)
 class itself."""
 
 
-def callee(call: func.CallOp) -> func.FuncOp | None:
-    """The function `call` calls, found in the module around it; None if it is not there."""
-    return _looked_up(call, "function", lambda function: function)
-
-
 _callees: ContextVar[dict[tuple[str, int, ir.Attribute], object] | None] = ContextVar(
     "_callees", default=None
 )
@@ -431,7 +562,7 @@ _callees: ContextVar[dict[tuple[str, int, ir.Attribute], object] | None] = Conte
 
 @contextlib.contextmanager
 def callees_read_once() -> Iterator[None]:
-    """Within it (one pass run), `callee` and `called_body` look each function up and
+    """Within it (one pass run), `called_body` and `read_callee_once` look each function up and
     read its body once, not on every visit of every call (a scan of the module each):
     the pass never changes, adds or removes a function. The handles they keep die with
     it (MLIR invalidates them across runs).
@@ -477,3 +608,173 @@ def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
         if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
             return op
     return None
+
+
+def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
+    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
+    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
+    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
+    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
+    for any a: leaky(v) * s = leaky(v * s) for s > 0. The callee is read once a pass run
+    (`read_callee_once`)."""
+    found = read_callee_once(call, "leaky_relu", _leaky_argument)
+    if found is None:
+        return None
+    data = call.operands[found[0]]
+    return data if data.type == call.results[0].type else None
+
+
+def _leaky_argument(block: ir.Block, value: ir.Value) -> tuple[int] | None:
+    """(argument number of v,) when `value`, returned by `block`, is `select(v >= 0, v,
+    a * v)` of an argument v (`called_leaky_relu`; a tuple: `read_callee_once` takes an
+    empty read, as 0 would be, for none); else None."""
+    selected = _selected(value)
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    if not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    number = argument_number(v, block)
+    return None if number is None else (number,)
+
+
+def leaky_relu_data(op: ir.OpView) -> ir.Value | None:
+    """The data operand v of `op` when it is a leaky relu, select(v >= 0 (or v > 0), v,
+    a * v): a call of a function that returns one (`called_leaky_relu`), or inline, a
+    select or a call of jax's `_where` whose compare and multiply only it reads
+    (torch-mlir's and TensorFlow's lowering, `select(v > 0, v, v * constant_like(a))`);
+    else None.
+
+    >>> leaky_relu_data(select_op)   # doctest: +SKIP
+    <the value v>
+    """
+    if isinstance(op, func.CallOp):
+        data = called_leaky_relu(op)
+        if data is not None:
+            return data
+    if not isinstance(op, (stablehlo.SelectOp, func.CallOp)) or len(op.results) != 1:
+        return None
+    selected = _selected(op.results[0])
+    if selected is None:
+        return None
+    test, v, otherwise = selected
+    if not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
+        return None
+    # The compare and the multiply read v too: a fold that changes v changes them, which
+    # only the leaky relu may see.
+    if not (single_user(test) and single_user(otherwise)) or v.type != op.results[0].type:
+        return None
+    return v
+
+
+def _leaky_relu_of(op: ir.OpView, value: ir.Value) -> ir.OpView | None:
+    """The leaky relu of `value` (`leaky_relu_data`) that `op`, a reader of `value`, is or
+    is part of: `op` itself, or for an inline one's compare or multiply the select (or
+    `_where` call) that reads its result; else None."""
+    root = op
+    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp)):
+        users = list(op.results[0].uses)
+        if len(users) != 1:
+            return None
+        root = users[0].owner
+    if not isinstance(root, (stablehlo.SelectOp, func.CallOp)):
+        return None
+    data = leaky_relu_data(root)
+    return root if data is not None and data == value else None
+
+
+def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
+    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
+    that returns the select of its last three arguments in order (jax's `_where`, after
+    dimension sizes with a symbolic batch)."""
+    owner = value.owner
+    if isinstance(owner, stablehlo.SelectOp):
+        return owner.pred, owner.on_true, owner.on_false
+    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
+        return None
+    body = _callee_body(owner)  # as many arguments as the call passes
+    if body is None or not _selects_last_three(*body):
+        return None
+    return tuple(owner.operands)[len(owner.operands) - 3:]
+
+
+def _selects_last_three(block: ir.Block, returned: ir.Value) -> bool:
+    """Whether `returned`, returned by `block`, is the select of its last three
+    arguments, in order (jax's `_where`)."""
+    select, count = returned.owner, len(block.arguments)
+    if not isinstance(select, stablehlo.SelectOp) or count < 3:
+        return False
+    numbers = [argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
+    return numbers == [count - 3, count - 2, count - 1]
+
+
+def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
+    """Whether `test` is `v >= 0` or `v > 0`."""
+    compare = test.owner
+    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
+        return False
+    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
+    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
+
+
+def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
+    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
+    (converted or not), or times a splat constant (torch-mlir's and TensorFlow's inline
+    leaky relu, `chlo.constant_like(alpha)`): a factor that does not depend on `v`."""
+    product = value.owner
+    if not isinstance(product, stablehlo.MulOp):
+        return False
+    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
+        if this == v and isinstance(other.owner, stablehlo.ConstantOp) and uniform_f64(other) is not None:
+            return True
+        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+        if this != v or not isinstance(other.owner, broadcast):
+            continue
+        scalar = other.owner.operand
+        while isinstance(scalar.owner, stablehlo.ConvertOp):
+            scalar = scalar.owner.operand
+        if ir.RankedTensorType(scalar.type).rank == 0 and (
+            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
+        ):
+            return True
+    return False
+
+
+def clamp_bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
+    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
+    `per_channel_f64` along `feature`; None when it is not a constant."""
+    if ir.RankedTensorType(bound.type).rank == 0:
+        value = uniform_f64(bound)
+        return None if value is None else np.full(channels, value)
+    return per_channel_f64(bound, feature, channels)
+
+
+def called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
+    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
+    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
+    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
+    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
+    a fold replaces the call by an inline clamp with moved bounds."""
+    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
+    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
+        if call.operands[number].type == call.results[0].type:
+            return call.operands[number], lo, hi
+    return None
+
+
+def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
+    """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
+    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
+    minimum = value.owner
+    if not isinstance(minimum, stablehlo.MinOp):
+        return []
+    found = []
+    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
+        maximum, hi = inner.owner, uniform_f64(upper)
+        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
+            continue
+        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
+            number, lo = argument_number(v, block), uniform_f64(lower)
+            if number is not None and lo is not None:
+                found.append((number, lo, hi))
+    return found

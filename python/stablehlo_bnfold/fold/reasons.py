@@ -21,6 +21,7 @@ __all__ = [
     "CLAMP_BOUNDS_OVERFLOW",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
+    "CONCAT_SPANS_OTHER_DIMENSION",
     "CONCAT_USERS",
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
@@ -76,6 +77,7 @@ __all__ = [
     "RESHAPE_SPLITS_FEATURE",
     "Reason",
     "SCALE_NEGATIVE",
+    "SCALE_NEGATIVE_LEAKY",
     "SCALE_NEGATIVE_POOL",
     "SCALE_NOT_CONSTANT",
     "SCALE_ONE",
@@ -244,6 +246,15 @@ SCALE_NEGATIVE_POOL = Reason(
 )
 """Why a negative scale does not pass a max-pool forward: the maximum of v * s for s < 0
 is s times the minimum of v (a relu has an exact clamp for it; a max-pool has none)."""
+CONCAT_SPANS_OTHER_DIMENSION = Reason(
+    "the concatenate joins another dimension: its other operands would meet the scale too"
+)
+SCALE_NEGATIVE_LEAKY = Reason(
+    "per-channel scale is negative before a leaky relu: leaky(v * s) is not leaky(v) * s"
+)
+"""Why a negative scale does not pass a leaky relu forward: for s < 0 the slope a moves
+to the other side of zero, leaky(v * s) = s * select(v > 0, a * v, v), which no op after
+it can take."""
 REDUCE_SPANS_FEATURE = Reason("the reduce reduces the feature dimension")
 REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: scaling would change it")
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")

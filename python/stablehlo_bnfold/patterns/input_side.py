@@ -58,8 +58,8 @@ in the graph, in the element type, as the output side does: the weights become
 values only). Weights that are themselves computed by a linear op (attention's k) are an
 activation: scaling them would only move the op, and is not done.
 
-Forward across a relu, a max-pool, a zero pad, a sum, a transpose or a reshape
-(`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+Forward across a relu, a leaky relu, a clamp, a max-pool, a zero pad, a sum, a transpose,
+a reshape, a slice or a concatenate (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
 with a positive per-feature scale and keep the feature dimension whole (pre-activation
 networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
 and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
@@ -67,6 +67,7 @@ the other dimensions, whose divide folds into the Dense first). For s > 0,
 
     relu(x * s + t) = relu(x + t / s) * s,   maxpool(v * s) = maxpool(v) * s,
     pad(v * s, 0) = pad(v, 0) * s,           sum(v * s) = sum(v) * s,
+    leaky(x * s + t) = leaky(x + t / s) * s  (select(v >= 0, v, a * v), any a),
 
 so the scale folds into every linear op at the end, L(P(x * s + t), K) = L(P(x + t / s),
 K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pool's and a pad's
@@ -76,7 +77,32 @@ negative scale passes a relu too, as a clamp: relu(s * u) = s * clamp(lo, u, hi)
 is on the side of 0 the sign of s picks); the relu (a maximum, or a call of one, which is
 replaced at the call) becomes `clamp` with per-channel bounds when some s is negative.
 A max-pool has no such form (the maximum of v * s for s < 0 is s times the minimum of
-v), and a zero scale leaves no x + t / s: both are refused. A scale that is not a
+v), nor a leaky relu (its slope moves to the other side of zero), and a zero scale
+leaves no x + t / s: all are refused. A leaky relu is jax's `call @leaky_relu(%v, %a)`
+or the inline select(v > 0, v, v * a) of torch-mlir and TensorFlow, whose compare and
+multiply read the chain too (only the select may read them); it stays as it is, on x
++ t / s.
+
+A clamp (ReLU6: `stablehlo.clamp`, or jax's `call @relu6(%v)`, replaced by an inline
+clamp) with constant bounds passes any constant scale without a zero, its bounds moved:
+
+    clamp(lo, x * s + c, hi) = clamp((lo - c) / s, x, (hi - c) / s) * s + c   (s > 0)
+
+and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s). Where nothing
+else blocks the shift (no relu, pool or pad), c is the shift (times what the sums before
+the clamp add up) and passes the clamp into the linear ops' biases as through a sum:
+mul + add + clamp become one clamp, and at most the bias adds the cost rule below allows;
+where the shift stays in front as x + t / s, c is zero and the bounds are lo / s and hi
+/ s. The new bounds are per-channel constants, broadcast (no op on the activation), and
+are rounded once: the clamp errs by one rounding of the bound, as the folded weights do.
+
+A slice and a concatenate along the feature map channel ranges: a linear op after a
+slice reads the chain's channels the slice keeps, and one after concat(w, x * s + t)
+reads the chain's on its range and w's, untouched (scale 1, shift 0), on the others, so
+it takes s and t laid over its input channels that way; both pass the shift too (a
+slice of other dimensions keeps every channel). A concatenate along another dimension
+would put w's elements under the scale too, and is refused; one chain folds at a time,
+each operand's in its own fold. A scale that is not a
 constant has no known sign: refused, with or without `fold-weight-arguments`. The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
@@ -103,7 +129,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import PASSAGE_OPS, Passed, data_operands, feature_below, passed_by
+from ..analysis.passage import PASSAGE_OPS, Passed, activation_data, data_operands, feature_below, passed_by
 from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -153,13 +179,16 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
-    layer), then the chain's only user, or such a chain below relus, max-pools, zero pads,
-    sums, transposes and reshapes (its scale not all ones: a shift alone reached through
+    layer), then the chain's only user, or such a chain below relus, leaky relus,
+    clamps, max-pools, zero pads, sums, transposes, reshapes, slices and concatenates (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
     op reading it along the feature, without a convert an op that reads only its shape
-    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, max-pool, pad, `reduce`
-    add or maximum, transpose or reshape, whose users are walked alike along the feature as
-    it leaves it: a relu's other operand is zero, a max-pool's init value is -inf or the
+    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
+    one, or an inline select whose compare and multiply only it reads), clamp (or a call of
+    a relu6), slice, concatenate along the feature (of the walk's value and others, not of
+    two values the walk reaches), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
+    it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
+    per channel along the feature), a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
     one, none and one, a pad's padding value is zero and it pads nothing along the feature,
     a reduce reduces other dimensions only, from 0 for an add and -inf or the lowest value
@@ -172,16 +201,18 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     value in the graph), and finite; through a convert with values or weights in the graph,
     the shift is zero; with steps in the graph, the chain's constants are finite in the
     activation's type; the fold removes an activation-sized op; with ops passed, the chain's
-    values are constants; with a relu, max-pool or pad passed (not only sums, transposes and
+    values are constants; with a clamp passed, no scale is zero; with a relu, leaky
+    relu, max-pool or pad passed (not only sums, transposes and
     reshapes, which the shift passes, as n * t through a sum of n elements), no scale is
-    zero, no scale is negative where a maximum is passed, and with a shift the chain has two
+    zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
     activation-sized ops or more, the shift staying in front as x + t / s (as below); where
     the convolution pads or dilates its input, or the bias adds the fold needs (none where
     the shift is zero or merges into the consumer's own bias add) are not fewer than the
     chain's ops or one is on a result larger than the input, the shift stays in front as x +
     t / s, which needs s not all ones (and, where it stays for the bias adds, two removed
     ops or more), everything a constant and no s zero, and t / s finite in the activation's
-    type; for each consumer, the bias and K * s are finite in their element types (in the
+    type; each clamp's moved bounds are finite in its element type (infinite ones stay
+    infinite); for each consumer, the bias and K * s are finite in their element types (in the
     graph, the scale and shift, where they are constants, in the weights' type), and with x
     + t / s, rounding K * s, magnified by t / s, errs by at most eps of sum |K * t| per
     output feature; last, in the graph, the consumers' weights that the scale multiplies or
@@ -245,7 +276,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # L + b before a relu (every CNN's): a shift alone, which nothing passes;
             # decided before any constant is read.
             continue
-        channels, arguments = shaped.shape[layout.feature], rw.fold_weight_arguments
+        # Through a slice or concatenate the chain has channels of its own.
+        channels = shaped.shape[layout.feature] if chained == activation else ir.RankedTensorType(chained.type).shape[feature]
+        arguments = rw.fold_weight_arguments
         affine = affine_chain(chained, feature, channels, arguments, split=True)
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
@@ -276,7 +309,7 @@ _WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
 _CHAIN = frozenset(CHAIN_OPS)
 """The ops a chain may end at."""
 
-_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp))
+_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp))
 """The ops of `_PASSAGE` with one operand, their data."""
 
 
@@ -364,10 +397,15 @@ def _walked(
             datas = op.operands  # `data_operands`: either side
         elif kind in _MOVING:
             datas = [op.operand]
+        elif kind is stablehlo.ConcatenateOp:
+            return _walked_operand(op, below_feature)
         elif kind is stablehlo.ReduceOp:
             datas = list(op.inputs) if len(op.inputs) == 1 else []
         else:
             datas = [d for d, _ in data_operands(op)]
+            if not datas:
+                data = activation_data(op)  # a clamp, a select, or a call of another function
+                datas = [] if data is None else [data]
         for data in datas:
             owner = data.owner
             if type(owner) in _WALKED:
@@ -380,6 +418,23 @@ def _walked(
                 return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
+
+
+def _walked_operand(concat: stablehlo.ConcatenateOp, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
+    """`_walked` below a concatenate: the first operand computed by a per-feature affine
+    op other than a bias add (each operand is another candidate: the other operands stay
+    as they are), directly or below passage ops; None if there is none."""
+    for data in concat.operands:
+        owner = data.owner
+        if type(owner) in _CHAIN:
+            found = (data, owner, feature)
+        elif type(owner) in _PASSAGE:
+            found = _walked(data, feature, owner)
+        else:
+            continue
+        if found is not None and not _bias_add(found[1]):
+            return found
+    return None
 
 
 def _narrowed(value: ir.Value) -> tuple[ir.Value, stablehlo.ConvertOp | None]:
@@ -412,6 +467,15 @@ class _Consumer:
     shift_factor: float = 1.0
     """What a shift is multiplied by on the way to this op: the number of elements of
     each sum passed (`analysis.passage.Passed.shift_factor`)."""
+    chain_channels: np.ndarray | None = None
+    """The chain's channel each of its input channels holds, -1 for none (past a slice or
+    concatenate); None when they are the chain's own."""
+
+    def takes(self, scale: PerChannel, shift: PerChannel) -> tuple[PerChannel, PerChannel]:
+        """The scale and shift this op's input channels meet: the chain's, laid over them
+        (`_taken`), the shift times what the sums on the way add up."""
+        scale, shift = _taken(scale, self.chain_channels, 1.0), _taken(shift, self.chain_channels, 0.0)
+        return scale, shift * self.shift_factor if self.shift_factor != 1.0 else shift
 
     @property
     def every_tap(self) -> bool:
@@ -467,15 +531,18 @@ def _consumers(
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
     computed in that wider type); or why one of them cannot take it (the first). With
-    `channels` (no narrowing convert between), a reader may also be a relu, max-pool,
-    pad, sum, transpose or reshape that a positive scale passes (`analysis.passage.passed_by`), whose readers
-    are walked alike, along the feature as it leaves each: the linear ops (each with the
-    factor the sums on its way multiply a shift by), and the ops passed on the way, in
-    the order walked."""
+    `channels` (no narrowing convert between), a reader may also be a relu, leaky relu,
+    clamp, max-pool, pad, sum, transpose, reshape, slice or concatenate that a positive
+    scale passes (`analysis.passage.passed_by`), whose readers are walked alike, along the
+    feature as it leaves each: the linear ops (each with the factor the sums on its way
+    multiply a shift by, and the chain's channel each of its input channels holds), and
+    the ops passed on the way, in the order walked."""
     found, passed = [], []
-    pending = [(activation, feature, 1.0)]
+    pending = [(activation, feature, 1.0, None)]
     while pending:
-        value, feature, factor = pending.pop(0)
+        value, feature, factor, taken = pending.pop(0)
+        # Past a slice or concatenate the value has channels of its own.
+        size = channels if taken is None else len(taken)
         for use in value.uses:
             user = use.owner
             if channels is not None and user.operation.name in SHAPE_READERS:
@@ -484,10 +551,20 @@ def _consumers(
                 # makes it read that.
                 continue
             if channels is not None:
-                step = passed_by(user, value, feature, channels)
+                step = passed_by(user, value, feature, size)
+                prior = next((p for p in passed if isinstance(step, Passed) and p.op == step.op), None)
+                if prior is not None and prior.data == step.data:
+                    continue  # an inline leaky relu (compare, multiply, select), concat(v, v)
+                if prior is not None:
+                    # A concatenate of two values of the walk: one map per operand.
+                    return reasons.AFFINE_USERS.detailed(user.name)
                 if isinstance(step, Passed):
+                    step_taken = _composed(taken, step.picks)
+                    if factor != 1.0 or step_taken is not None:
+                        step = replace(step, shift_before=factor, chain_channels=step_taken)
                     passed.append(step)
-                    pending.append((step.op.results[0], step.feature, factor * (step.shift_factor or 1.0)))
+                    factor_after = factor * (step.shift_factor or 1.0)
+                    pending.append((step.op.results[0], step.feature, factor_after, step_taken))
                     continue
                 if step is not None:
                     return step
@@ -505,9 +582,31 @@ def _consumers(
             consumer = _consumer(user, layout, fold_weight_arguments, wide)
             if isinstance(consumer, str):
                 return consumer
-            # (`replace` is 5 us: only past a sum, where the factor is not 1.)
-            found.append(consumer if factor == 1.0 else replace(consumer, shift_factor=factor))
+            # (`replace` is 5 us: only past a sum, slice or concatenate, where it changes
+            # a field from its default.)
+            if factor != 1.0 or taken is not None:
+                consumer = replace(consumer, shift_factor=factor, chain_channels=taken)
+            found.append(consumer)
     return found, passed
+
+
+def _composed(taken: np.ndarray | None, picks: np.ndarray | None) -> np.ndarray | None:
+    """The chain's channel each channel of a passed op's result holds (-1: none), from the
+    map at its operand (`taken`, None: the chain's own) and the op's `picks`."""
+    if picks is None:
+        return taken
+    if taken is None:
+        return picks
+    return np.where(picks >= 0, taken[np.maximum(picks, 0)], -1)
+
+
+def _taken(values: PerChannel, chain_channels: np.ndarray | None, fill: float) -> PerChannel:
+    """A per-channel value of the chain laid over the channels of an op after a slice or
+    concatenate (`chain_channels`): the chain's value where a channel holds one, `fill`
+    (1 for a scale, 0 for a shift: the other operands' identity) elsewhere."""
+    if chain_channels is None:
+        return values
+    return np.where(chain_channels >= 0, values[np.maximum(chain_channels, 0)], fill)
 
 
 def _consumer(
@@ -633,6 +732,9 @@ class _Plan:
     feature: int = 0
     """The chain's feature dimension (the layout's, unless a reduce, reshape or transpose
     is passed)."""
+    clamps: tuple[tuple[Passed, np.ndarray, np.ndarray], ...] = ()
+    """Each clamp passed (or call of a relu6) with its moved bounds, rounded: it is
+    rebuilt as a clamp with them."""
 
 
 def _plan(
@@ -689,6 +791,9 @@ def _plan(
     blocked = any(p.shift_factor is None for p in passed)
     if passed and not unit_scale and not affine.constant:
         return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
+    if any(p.bounds is not None for p in passed) and np.any(scale == 0):
+        # A clamp's bounds move to (lo - c) / s: a dead channel has none.
+        return rw.skip(top, reasons.SCALE_ZERO)
     if blocked and not unit_scale:
         refused = _passage_refused(passed, scale, no_shift, removed)
         if refused is not None:
@@ -733,12 +838,14 @@ def _plan(
             moved = round_to(activation_dtype, shift / scale)
         if moved is None:
             return rw.skip(top, reasons.SHIFT_OVER_SCALE_OVERFLOW)
+    clamps = _moved_clamps(passed, scale, shift if moved is None and not no_shift else None)
+    if clamps is None:
+        return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
 
     plans = []
     for consumer, own in zip(consumers, owns):
-        factor = consumer.shift_factor
-        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
-        plan = _consumer_plan(consumer, scale, passed_shift, exact, moved is not None, own)
+        taken_scale, taken_shift = consumer.takes(scale, shift)  # a constant, past sums
+        plan = _consumer_plan(consumer, taken_scale, taken_shift, exact, moved is not None, own)
         if isinstance(plan, str):
             return rw.skip(top, plan)
         plans.append(plan)
@@ -751,8 +858,42 @@ def _plan(
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
-        tuple(passed), negative, feature,
+        tuple(passed), negative, feature, clamps,
     )
+
+
+def _moved_clamps(
+    passed: list[Passed], scale: np.ndarray, shift: np.ndarray | None
+) -> tuple[tuple[Passed, np.ndarray, np.ndarray], ...] | None:
+    """Each clamp of `passed` with its bounds moved, or None when a finite one is not
+    finite in the clamp's element type. The clamp read v * s + c, c the `shift` times
+    what the sums before it added (none when the shift stays in front or is zero), and
+    reads v after the fold: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) /
+    s) * s + c for s > 0, and with the bounds swapped for s < 0 (v * s >= lo iff v <= lo
+    / s), exactly up to the bounds' rounding; infinite bounds stay infinite."""
+    clamps = []
+    for p in passed:
+        if p.bounds is None:
+            continue
+        s = _taken(scale, p.chain_channels, 1.0)
+        c = 0.0 if shift is None else _taken(shift, p.chain_channels, 0.0) * p.shift_before
+        with np.errstate(all="ignore"):
+            lower, upper = ((bound - c) / s for bound in p.bounds)
+        lower, upper = np.where(s < 0, upper, lower), np.where(s < 0, lower, upper)
+        dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
+        rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
+        if rounded[0] is None or rounded[1] is None:
+            return None
+        clamps.append((p, rounded[0], rounded[1]))
+    return tuple(clamps)
+
+
+def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
+    """`bound` rounded to `dtype` (`round_to`), its infinite entries kept; None when a
+    finite one overflows or one is NaN."""
+    infinite = np.isinf(bound)
+    rounded = round_to(dtype, np.where(infinite, 0.0, bound))
+    return None if rounded is None else np.where(infinite, bound, rounded).astype(dtype)
 
 
 def _passage_refused(
@@ -766,6 +907,8 @@ def _passage_refused(
         return reasons.SCALE_ZERO
     if np.any(scale < 0) and any(p.takes_max for p in passed):
         return reasons.SCALE_NEGATIVE_POOL
+    if np.any(scale < 0) and any(p.leaky for p in passed):
+        return reasons.SCALE_NEGATIVE_LEAKY
     if not no_shift and removed < 2:
         return reasons.COST_NOTHING_REMOVED
     return None
@@ -835,10 +978,9 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     root_result = None
     for consumer_plan in plan.consumers:
         linear = consumer_plan.consumer.linear
-        factor = consumer_plan.consumer.shift_factor
-        passed_shift = shift * factor if factor != 1.0 else shift  # a constant, past sums
+        taken_scale, taken_shift = consumer_plan.consumer.takes(scale, shift)
         with rw.building_before(linear):
-            result = _build_consumer(rw, consumer_plan, x, reads, scale, passed_shift, top)
+            result = _build_consumer(rw, consumer_plan, x, reads, taken_scale, taken_shift, top)
         if linear == plan.linear:
             root_result = result
         else:
@@ -846,8 +988,14 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     if plan.negative is not None:
         for passed in plan.passed:
             if passed.is_relu:
-                shaped = like if passed.data.type == like.type else passed.data
-                _clamp(rw, passed, plan.negative, passed.feature, shaped)
+                # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
+                dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
+                negative = _taken(plan.negative, passed.chain_channels, False)
+                lower = np.where(negative, -np.inf, 0.0).astype(dtype)
+                upper = np.where(negative, 0.0, np.inf).astype(dtype)
+                _clamp(rw, passed, lower, upper, like)
+    for passed, lower, upper in plan.clamps:
+        _clamp(rw, passed, lower, upper, like)
     through = ", ".join(p.name for p in plan.passed)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
@@ -881,22 +1029,22 @@ def _shape_source(affine: AffineChain) -> ir.Value:
     return affine.x
 
 
-def _clamp(rw: FoldRewriter, relu: Passed, negative: np.ndarray, feature: int, like: ir.Value) -> None:
-    """Replace `relu` by `clamp(lo, v, hi)` per channel: relu(s * v) = s * clamp(lo, v, hi)
-    with (lo, hi) = (0, +inf) where s > 0 and (-inf, 0) where s < 0, the s moved into the
-    linear ops after it. A call of a relu is replaced at the call (the callee stays)."""
-    data = relu.data
+def _clamp(rw: FoldRewriter, passed: Passed, lower: np.ndarray, upper: np.ndarray, like: ir.Value) -> None:
+    """Replace `passed` (a relu, a clamp, or a call of either) by `clamp(lower, v, upper)`
+    with per-channel bounds along its feature, broadcast to the shape of `like` when it
+    has v's type (a dynamic shape read from the chain's broadcast), else of v. A call is
+    replaced at the call (the callee stays)."""
+    data = passed.data
+    shaped = like if data.type == like.type else data
     element = ir.RankedTensorType(data.type).element_type
-    dtype = float_dtype(element)
-    lo = np.where(negative, -np.inf, 0.0).astype(dtype)
-    hi = np.where(negative, 0.0, np.inf).astype(dtype)
-    vector = ir.RankedTensorType.get([len(negative)], element)
-    with rw.building_before(relu.op):
+    vector = ir.RankedTensorType.get([len(lower)], element)
+    with rw.building_before(passed.op):
         bounds = [
-            rw.broadcast(rw.constant(b, vector, relu.op.location), like, feature) for b in (lo, hi)
+            rw.broadcast(rw.constant(b, vector, passed.op.location), shaped, passed.feature)
+            for b in (lower, upper)
         ]
         clamped = rw.build(stablehlo.ClampOp, bounds[0], data, bounds[1])
-    rw.replace_inside(relu.op, clamped)
+    rw.replace_inside(passed.op, clamped)
 
 
 def _build_consumer(

@@ -69,13 +69,12 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.passage import argument_number as _argument_number
-from ..analysis.passage import callee as _callee
-from ..analysis.passage import called_body as _returned
+from ..analysis.passage import called_leaky_relu as _called_leaky_relu
+from ..analysis.passage import called_relu6 as _called_relu6
+from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import max_pool_refused as _max_pool_refused
-from ..analysis.passage import read_callee_once
-from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.per_channel import per_channel_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
@@ -292,15 +291,6 @@ def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] 
     return parts
 
 
-def _bound_f64(bound: ir.Value, feature: int, channels: int) -> np.ndarray | None:
-    """A clamp's bound as `channels` float64 values: a scalar (rank 0) one repeated, else
-    `per_channel_f64` along `feature`; None when it is not a constant."""
-    if ir.RankedTensorType(bound.type).rank == 0:
-        value = uniform_f64(bound)
-        return None if value is None else np.full(channels, value)
-    return per_channel_f64(bound, feature, channels)
-
-
 def _moved_bounds(
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     scale: np.ndarray,
@@ -412,111 +402,6 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
         data = _called_leaky_relu(op) if relu6 is None else relu6[0]
         return [] if data is None else [(data, None)]
     return []
-
-
-def _called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
-    """For a call of a private function whose body returns `minimum(maximum(v, lo), hi)`
-    of one of its arguments v, lo and hi scalar constants (`jax.nn.relu6`: jax.export
-    writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
-    operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
-    the fold replaces the call by an inline clamp with bounds lo * s and hi * s."""
-    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
-    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
-        if call.operands[number].type == call.results[0].type:
-            return call.operands[number], lo, hi
-    return None
-
-
-def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, float]]:
-    """(argument number of v, lo, hi) for each way `value`, returned by `block`, is
-    `minimum(maximum(v, lo), hi)` with lo and hi scalar constants, in the order tried."""
-    minimum = value.owner
-    if not isinstance(minimum, stablehlo.MinOp):
-        return []
-    found = []
-    for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
-        maximum, hi = inner.owner, uniform_f64(upper)
-        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
-            continue
-        for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
-            number, lo = _argument_number(v, block), uniform_f64(lower)
-            if number is not None and lo is not None:
-                found.append((number, lo, hi))
-    return found
-
-
-def _called_leaky_relu(call: func.CallOp) -> ir.Value | None:
-    """For a call of a private function whose body returns `select(v >= 0, v, a * v)` (or
-    `v > 0`) of one of its arguments v, a a broadcast scalar argument or constant
-    (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
-    call of `_where`), the call's operand passed as v; else None. Positively homogeneous
-    for any a: leaky(v) * s = leaky(v * s) for s > 0."""
-    found = _returned(call)
-    if found is None:
-        return None
-    block, value = found
-    selected = _selected(value)
-    if selected is None:
-        return None
-    test, v, otherwise = selected
-    number = _argument_number(v, block)
-    if number is None or not _is_sign_test(test, v) or not _is_scalar_multiple(otherwise, v):
-        return None
-    data = call.operands[number]
-    return data if data.type == call.results[0].type else None
-
-
-def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
-    """(predicate, on true, on false) when `value` is a `select`, or a call of a function
-    that returns the select of its last three arguments in order (jax's `_where`, after
-    dimension sizes with a symbolic batch)."""
-    owner = value.owner
-    if isinstance(owner, stablehlo.SelectOp):
-        return owner.pred, owner.on_true, owner.on_false
-    if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
-        return None
-    callee = _callee(owner)
-    if callee is None or len(callee.regions[0].blocks) != 1:
-        return None
-    block = callee.regions[0].blocks[0]
-    returned = block.operations[len(block.operations) - 1].operands
-    if len(returned) != 1 or not isinstance(returned[0].owner, stablehlo.SelectOp):
-        return None
-    select = returned[0].owner
-    numbers = [_argument_number(v, block) for v in (select.pred, select.on_true, select.on_false)]
-    last = len(owner.operands) - 3
-    if len(block.arguments) != len(owner.operands) or numbers != [last, last + 1, last + 2]:
-        return None
-    return tuple(owner.operands)[last:]
-
-
-def _is_sign_test(test: ir.Value, v: ir.Value) -> bool:
-    """Whether `test` is `v >= 0` or `v > 0`."""
-    compare = test.owner
-    if not isinstance(compare, stablehlo.CompareOp) or compare.lhs != v:
-        return False
-    direction = stablehlo.ComparisonDirectionAttr(compare.comparison_direction).value
-    return direction in ("GE", "GT") and uniform_f64(compare.rhs) == 0
-
-
-def _is_scalar_multiple(value: ir.Value, v: ir.Value) -> bool:
-    """Whether `value` is `v` times a broadcast scalar that is an argument or a constant
-    (converted or not): a factor that does not depend on `v`."""
-    product = value.owner
-    if not isinstance(product, stablehlo.MulOp):
-        return False
-    for this, other in ((product.lhs, product.rhs), (product.rhs, product.lhs)):
-        broadcast = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
-        if this != v or not isinstance(other.owner, broadcast):
-            continue
-        scalar = other.owner.operand
-        while isinstance(scalar.owner, stablehlo.ConvertOp):
-            scalar = scalar.owner.operand
-        if ir.RankedTensorType(scalar.type).rank == 0 and (
-            isinstance(scalar, ir.BlockArgument) or isinstance(scalar.owner, stablehlo.ConstantOp)
-        ):
-            return True
-    return False
 
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
