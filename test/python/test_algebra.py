@@ -166,3 +166,22 @@ def test_square_root_of_a_value_in_the_graph_builds_one_sqrt(x):
     got = square_root(rw, x, x)
     assert rw.built == [Built(stablehlo.SqrtOp, (("vector", x),))]
     assert got is rw.built[0]
+
+
+def test_a_computed_value_freed_in_an_application_is_never_confused_with_a_new_one(x):
+    # realize keeps what it built this application, so that the ops of a chain built in one
+    # application reuse each other's values. Keyed by id(), a Computed freed meanwhile
+    # left its address to the next one made, which was then given the op built for the
+    # first (the Q/K/V biases of a Flax attention block with weights as arguments got each
+    # other's values, or one that did not dominate its use, at random). Many values freed
+    # and made one after the other: CPython reuses a freed object's address at once.
+    rw = Recorder()
+    with make_ir_context(), ir.Location.unknown():
+        got = []
+        for k in range(50):
+            value = affine_map.Computed(np.add, (x, np.full(C, float(k))), x.type.element_type, C)
+            got.append(rw.realize(value)[0])
+            del value
+    assert len(rw.built) == 50
+    assert [b.operands[1] for b in rw.built] == [("vector", (float(k),) * C) for k in range(50)]
+    assert got == rw.built

@@ -64,8 +64,11 @@ class FoldRewriter:
         self._anchor = root
         self._at = root
         """The op whose location new ops take (the root, or the op `acting_for` names)."""
-        self._realized: dict[int, ir.Value] = {}
-        """The `Computed` values built so far this application, by `id`."""
+        self._realized: dict[Computed, ir.Value] = {}
+        """The `Computed` values built so far this application, keyed by the object itself
+        (identity: `Computed` is `eq=False`), which the key keeps alive: keyed by `id()`, a
+        value freed during the application left its address to a new one, which then read
+        the op built for the old (a wrong bias, or one that does not dominate its use)."""
         self._rewriter = rewriter
         self._recorder = recorder
         self._pattern = pattern
@@ -206,7 +209,7 @@ class FoldRewriter:
         already in this application (an earlier op of the chain `acting_for` builds) is
         reused."""
         realized = self._realized
-        pending = [v for v in values if isinstance(v, Computed) and id(v) not in realized]
+        pending = [v for v in values if isinstance(v, Computed) and v not in realized]
         if pending:
             if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
                 order = pending  # one op on values at hand (`plan.combine`)
@@ -214,23 +217,23 @@ class FoldRewriter:
                 nodes = {}
                 while pending:
                     value = pending.pop()
-                    if isinstance(value, Computed) and id(value) not in nodes and id(value) not in realized:
+                    if isinstance(value, Computed) and id(value) not in nodes and value not in realized:
                         nodes[id(value)] = value
                         pending.extend(value.operands)
                 order = sorted(nodes.values(), key=_ORDER)
             for node in order:
                 operands = [
-                    self.vector(realized.get(id(o), o), node.channels, node.element_type)
+                    self.vector(realized[o] if isinstance(o, Computed) else o, node.channels, node.element_type)
                     for o in node.operands
                 ]
                 op_class = _OP_OF_UFUNC[node.ufunc]
                 if len(operands) == 1:
-                    realized[id(node)] = self.unary(op_class, *operands)
+                    realized[node] = self.unary(op_class, *operands)
                 else:
-                    realized[id(node)] = self.elementwise(op_class, *operands)
+                    realized[node] = self.elementwise(op_class, *operands)
         elif not any(isinstance(v, Computed) for v in values):
             return values  # constants and IR already: nothing to build
-        return tuple(realized[id(v)] if isinstance(v, Computed) else v for v in values)
+        return tuple(realized[v] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
         source_type = ir.RankedTensorType(narrow.value.type)
