@@ -102,7 +102,7 @@ def test_a_flax_batch_norm_folds_in_one_application_with_its_three_report_lines(
 def test_the_chain_fold_leaves_the_module_the_three_folds_leave(weights, monkeypatch):
     text = _module(weights)
     whole, whole_entries, _ = _folded(text)
-    monkeypatch.setattr(decomposed, "_plan_above", lambda plans, rw, **_: None)
+    monkeypatch.setattr(decomposed, "_plan_above", lambda plans, rw: None)
     one_by_one, entries, applied = _folded(text)
     assert applied == ["fold_subtrahend_into_bias", "fold_scale_into_linear", "fold_shift_into_bias"]
     assert whole == one_by_one

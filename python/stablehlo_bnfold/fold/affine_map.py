@@ -32,6 +32,7 @@ convert). What to build from it is `plan.py`'s.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -72,6 +73,7 @@ __all__ = [
     "master_weights",
     "per_channel",
     "per_channel_op",
+    "reads_an_argument",
     "square_root",
     "stored_weights",
     "weights_of",
@@ -449,6 +451,38 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
         else:
             return _DATA
     return found
+
+
+def reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
+    """Whether any of `values` is computed from a function argument (or a region's block
+    argument), walking producers through every op, not only `_PARAMETER_OPS` as
+    `computed_from_constants` does (`exp` of a constant is computed once too); past
+    `budget` ops, assumed so."""
+    pending, seen = [], set()
+    for value in values:
+        _push_ir_values(value, pending)
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView):
+            return True
+        if hash(owner.operation) in seen:
+            continue
+        if len(seen) >= budget:
+            return True
+        seen.add(hash(owner.operation))
+        pending.extend(owner.operands)
+    return False
+
+
+def _push_ir_values(value: PerChannel | ir.Value, pending: list[ir.Value]) -> None:
+    """The IR values `value` is computed from: none for float64 constants."""
+    if isinstance(value, Narrow):
+        pending.append(value.value)
+    elif isinstance(value, Computed):
+        for operand in value.operands:
+            _push_ir_values(operand, pending)
+    elif isinstance(value, ir.Value):
+        pending.append(value)
 
 
 def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import shape_read_from, static_elements
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
-from .affine_map import BiasedLinear, Computed, Narrow, PerChannel, Weights, per_channel_op
+from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op, reads_an_argument
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
@@ -173,39 +173,9 @@ def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel
     them once. Measured in docs/benchmarks.md ("GPU latency"): at batch 1 such folds made
     inference slower."""
     weights = tuple(weights)
-    if not _reads_an_argument((*weights, *parameters)):
+    if not reads_an_argument((*weights, *parameters)):
         return False
     return sum(static_elements(w) for w in weights) > static_elements(activation)
-
-
-def _reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
-    """Whether any of `values` is computed from a function argument (or a region's block
-    argument), walking producers through every op; past `budget` ops, assumed so."""
-    pending, seen = [], set()
-    for value in values:
-        _push_ir_values(value, pending)
-    while pending:
-        owner = pending.pop().owner
-        if not isinstance(owner, ir.OpView):
-            return True
-        if hash(owner.operation) in seen:
-            continue
-        if len(seen) >= budget:
-            return True
-        seen.add(hash(owner.operation))
-        pending.extend(owner.operands)
-    return False
-
-
-def _push_ir_values(value: PerChannel | ir.Value, pending: list[ir.Value]) -> None:
-    """The IR values `value` is computed from: none for float64 constants."""
-    if isinstance(value, Narrow):
-        pending.append(value.value)
-    elif isinstance(value, Computed):
-        for operand in value.operands:
-            _push_ir_values(operand, pending)
-    elif isinstance(value, ir.Value):
-        pending.append(value)
 
 
 def _scaled_weights(

@@ -214,13 +214,13 @@ class FoldRewriter:
             if len(pending) == 1 and not any(isinstance(o, Computed) for o in pending[0].operands):
                 order = pending  # one op on values at hand (`plan.combine`)
             else:
-                nodes = {}
+                nodes = set()
                 while pending:
                     value = pending.pop()
-                    if isinstance(value, Computed) and id(value) not in nodes and value not in realized:
-                        nodes[id(value)] = value
+                    if isinstance(value, Computed) and value not in nodes and value not in realized:
+                        nodes.add(value)
                         pending.extend(value.operands)
-                order = sorted(nodes.values(), key=_ORDER)
+                order = sorted(nodes, key=_ORDER)
             for node in order:
                 operands = [
                     self.vector(realized[o] if isinstance(o, Computed) else o, node.channels, node.element_type)

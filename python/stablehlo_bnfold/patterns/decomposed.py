@@ -78,16 +78,14 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     plans = [plan]
     # The op above first: most folds that have none (Keras's `y * inv` before its bias
     # add, a batch norm's) are decided there, before the linear op's input is looked at.
-    plain = _plain(plan)
-    above = _plan_above(plans, rw) if plain else None
-    if above is not None and _left_alone(plan):
+    above = _plan_above(plans, rw) if _plain(plan) else None
+    if isinstance(above, FoldPlan) and _left_alone(plan):
         plans.append(above)
-        while (above := _plan_above(plans, rw)) is not None:
+        while isinstance(above := _plan_above(plans, rw), FoldPlan):
             plans.append(above)
     elif (
-        plain and above is None and plan.scale is None and plan.linear.bias_add is None
-        and not isinstance(plan.bias, np.ndarray) and not rw.fold_larger_weight_arguments
-        and _plan_above(plans, rw, larger_weights=True) is not None
+        above == reasons.COST_WEIGHTS_LARGER and plan.scale is None and plan.linear.bias_add is None
+        and not isinstance(plan.bias, np.ndarray)
     ):
         return rw.skip(plan.root, reasons.COST_WEIGHTS_LARGER)
     return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
@@ -130,15 +128,15 @@ def _reads_linear_result(value: PerChannel | None) -> bool:
     return isinstance(value, ir.Value) and biased_linear(value) is not None
 
 
-def _plan_above(plans: list[FoldPlan], rw: FoldRewriter, larger_weights: bool = False) -> FoldPlan | None:
+def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | None:
     """The plan of the one op that reads the last plan's root, when that op's pattern,
     applied to it after a build of `plans`, would fold it: the same conditions, read
     from the plans instead of from the built `L' + b` (its bias is the last plan's, its
     only reader that op). None when it would not, or might not: at most one op of a
     chain scales the weights (a second would round them twice), and a bias the build
     converts first (a narrow value) ends it; the driver then applies that op's pattern
-    as ever, to the built IR. `larger_weights` asks as if `fold-larger-weight-arguments`
-    were set."""
+    as ever, to the built IR. Where the op's own plan is refused (`plan_fold`), the
+    reason instead of None (`fold_chain` reads the cost rule's)."""
     below, first = plans[-1], plans[0]
     root = below.root
     uses = iter(root.result.uses)
@@ -181,8 +179,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter, larger_weights: bool = 
             return None
         ufunc = np.add if kind is stablehlo.AddOp else np.subtract
         shift = per_channel_op(ufunc, bias, factor, op.result)
-        plan = plan_fold(op, chain, feature, scale=None, shift=shift, weights=None, bias_add=has_bias_add)
-        return None if isinstance(plan, Reason) else plan
+        return plan_fold(op, chain, feature, scale=None, shift=shift, weights=None, bias_add=has_bias_add)
     divide = kind is stablehlo.DivOp
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
         return None
@@ -194,11 +191,10 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter, larger_weights: bool = 
     if divide:
         factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
     shift = per_channel_op(np.multiply, bias, factor, op.result)
-    plan = plan_fold(
+    return plan_fold(
         op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
-        larger_weights=larger_weights or rw.fold_larger_weight_arguments,
+        larger_weights=rw.fold_larger_weight_arguments,
     )
-    return None if isinstance(plan, Reason) else plan
 
 
 def linear_operands(
