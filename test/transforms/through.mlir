@@ -1,6 +1,8 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file | FileCheck %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=KEPT %s
 
 // conv -> relu -> batch_norm_inference, NHWC x HWIO: the scale goes into the kernel, the
 // shift stays behind the relu as one add.
@@ -615,6 +617,180 @@ func.func @fold_concatenate_along_the_batch(%arg0: tensor<2x4xf32>, %arg1: tenso
   // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.concatenate [fold_scale_through_relu]
   %y = stablehlo.multiply %c, %s : tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// conv + bias -> average pool (a sum pool of 2 x 2 without padding, then a divide by 4)
+// -> batch_norm_inference: sums are linear, so any scale passes (a negative gamma too),
+// and so does the shift, as t / 4 per element summed: pool(v) / 4 * s + t =
+// pool(v * s / 4 + t / 4). The whole norm and the divide go into the kernel and bias.
+// CHECK-LABEL: func.func @fold_conv_bias_average_pool_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[A]], %{{.+}})
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[P]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_bias_average_pool_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2x2x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// conv (no bias) -> average pool -> batch_norm_inference: the scale goes into the
+// kernel; the shift would need a new bias add on the convolution's larger result, so it
+// stays behind the pool as one add (the report says why).
+// CHECK-LABEL: func.func @fold_conv_average_pool_keeps_the_shift_on_the_pooled_tensor(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[C]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_average_pool_keeps_the_shift_on_the_pooled_tensor(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_scale_through_relu]
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2x2x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// conv + bias -> a padded 3 x 3 average pool (count_include_pad, a divide by 9) ->
+// batch_norm_inference: the scale passes (0 * s = 0 in the padding), the shift cannot
+// (a window at the edge adds fewer than 9 elements): it stays behind the pool as one add.
+// CHECK-LABEL: func.func @fold_conv_padded_average_pool_batch_norm_keeps_the_shift(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[A]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_conv_padded_average_pool_batch_norm_keeps_the_shift(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: a sum pool pads or dilates its input, or a sum's size is dynamic: the shift cannot pass it [fold_scale_through_relu]
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %n = stablehlo.constant dense<9.0> : tensor<1x4x4x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// conv + bias -> global average pool (reduce add over H and W, a divide by 16) ->
+// batch_norm_inference over [N, C]: mean(v) * s + t = sum(v * s / 16 + t / 16), all of
+// it into the kernel and bias.
+// CHECK-LABEL: func.func @fold_conv_bias_global_average_pool_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[S:.+]] = stablehlo.reduce(%[[A]] init: %{{.+}}) applies stablehlo.add across dimensions = [1, 2]
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[S]] : tensor<1x3xf32>
+func.func @fold_conv_bias_global_average_pool_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x3xf32>
+  %n = stablehlo.constant dense<16.0> : tensor<1x3xf32>
+  %avg = stablehlo.divide %sum, %n : tensor<1x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// conv -> relu -> average pool -> batch_norm_inference: a positive scale passes both
+// into the kernel; the shift stays behind the pool (it cannot pass the relu).
+// CHECK-LABEL: func.func @fold_conv_relu_average_pool_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[R]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_relu_average_pool_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r = stablehlo.maximum %c, %zero : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%r, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2x2x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.maximum, stablehlo.reduce_window [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
 }
 
 // -----
@@ -1252,6 +1428,161 @@ func.func @no_fold_concatenate_weights_argument(%arg0: tensor<2x4xf32>, %arg1: t
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are not a constant [fold_scale_through_relu]
   %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
   return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// The sum pool's init value is 1: it would be scaled on one side only.
+// CHECK-LABEL: func.func @no_fold_sum_pool_init_not_zero(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_sum_pool_init_not_zero(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<1.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2x2x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the sum pool's init value is not 0: scaling would change its padding [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The sum pool's window spans two channels: a per-channel scale cannot pass it.
+// CHECK-LABEL: func.func @no_fold_sum_pool_across_channels(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_sum_pool_across_channels(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 1, 1, 2>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %n = stablehlo.constant dense<2.0> : tensor<1x4x4x2xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x4x4x2xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the sum pool's window spans the feature dimension [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// The sum pool's result is also returned: rebuilding it would change that result.
+// CHECK-LABEL: func.func @no_fold_sum_pool_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_sum_pool_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %n = stablehlo.constant dense<4.0> : tensor<1x2x2x3xf32>
+  %avg = stablehlo.divide %p, %n : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: sum pool result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y, %p : tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The reduce's result is also returned: rebuilding it would change that result.
+// CHECK-LABEL: func.func @no_fold_reduce_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_reduce_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x3xf32>
+  %n = stablehlo.constant dense<16.0> : tensor<1x3xf32>
+  %avg = stablehlo.divide %sum, %n : tensor<1x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: reduce result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  return %y, %sum : tensor<1x3xf32>, tensor<1x3xf32>
+}
+
+// -----
+
+// The reduce starts each sum at 1: it would be scaled on one side only.
+// CHECK-LABEL: func.func @no_fold_reduce_init_not_zero(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_reduce_init_not_zero(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %z = stablehlo.constant dense<1.0> : tensor<f32>
+  %sum = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x3xf32>
+  %n = stablehlo.constant dense<16.0> : tensor<1x3xf32>
+  %avg = stablehlo.divide %sum, %n : tensor<1x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the reduce's init value is not its identity: scaling would change it [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// The scale is a function argument: only constants pass a sum pool.
+// CHECK-LABEL: func.func @no_fold_sum_pool_scale_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_sum_pool_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a sum pool or reduce [fold_scale_through_relu]
+  %y = stablehlo.multiply %p, %s : tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
 }
 
 // -----

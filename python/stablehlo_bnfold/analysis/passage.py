@@ -75,9 +75,14 @@ __all__ = [
     "data_operands",
     "feature_below",
     "is_max_pool",
+    "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
     "passed_by",
+    "reduced_elements",
+    "sum_pool_refused",
+    "sum_pool_taps",
+    "sum_reduce",
 ]
 
 PASSAGE_OPS = (
@@ -180,6 +185,10 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         return _concatenate(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
+    if isinstance(op, stablehlo.ReduceWindowOp) and is_sum_pool(op) and op.inputs[0] == value:
+        # pool(v * s + t) = pool(v) * s + n * t, n the taps each window reads (no padding).
+        refused = sum_pool_refused(op, feature)
+        return refused if refused is not None else Passed(op, value, None, feature, shift_factor=sum_pool_taps(op))
     if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
         # Data movement: a shift passes it as it is.
         above = _feature_above(op, feature)
@@ -267,10 +276,7 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
     below = sum(d < feature for d in reduced)
     if body is stablehlo.MaxOp:
         return Passed(op, value, None, feature - below, True)
-    shaped = ir.RankedTensorType(value.type)
-    static = not any(shaped.is_dynamic_dim(d) for d in reduced)
-    count = float(np.prod([shaped.shape[d] for d in reduced])) if static else None
-    return Passed(op, value, None, feature - below, False, count)
+    return Passed(op, value, None, feature - below, False, reduced_elements(op))
 
 
 def _clamp(clamp: stablehlo.ClampOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
@@ -401,6 +407,42 @@ def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | N
     maximum's identity; or a window that mixes or skips channels along `feature`."""
     if not _is_lowest(uniform_f64(pool.init_values[0]), pool.results[0]):
         return reasons.POOL_INIT_NOT_LOWEST
+    return reasons.POOL_SPANS_FEATURE if _window_spans(pool, feature) else None
+
+
+def is_sum_pool(op: stablehlo.ReduceWindowOp) -> bool:
+    """Whether `op` reduces one operand with a body that returns `add` of its two
+    arguments (a sum pool; an average pool is one followed by a divide)."""
+    if len(op.inputs) != 1 or len(op.results) != 1:
+        return False
+    return _binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp
+
+
+def sum_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
+    """Why a per-channel map cannot pass `pool`, a sum pool: an init value (the padding,
+    and each sum's start) other than 0, which a scale would change (sum(v) * s + c * s is
+    not c + sum(v * s)); or a window that mixes or skips channels along `feature`."""
+    if uniform_f64(pool.init_values[0]) != 0:
+        return reasons.SUM_POOL_INIT_NOT_ZERO
+    return reasons.SUM_POOL_SPANS_FEATURE if _window_spans(pool, feature) else None
+
+
+def sum_pool_taps(pool: stablehlo.ReduceWindowOp) -> float | None:
+    """How many elements of its operand each window of `pool` adds: the window's size,
+    when neither padding nor base dilation puts the init value in a window; None where
+    they do (a shift t would be added once per element of the operand in it, a number
+    that differs from window to window: the shift cannot pass)."""
+    attributes = pool.operation.attributes
+    if "padding" in attributes and np.any(np.array(ir.DenseIntElementsAttr(attributes["padding"]))):
+        return None
+    if "base_dilations" in attributes and any(n != 1 for n in dimensions(attributes["base_dilations"])):
+        return None
+    return float(np.prod(dimensions(pool.window_dimensions)))
+
+
+def _window_spans(pool: stablehlo.ReduceWindowOp, feature: int) -> bool:
+    """Whether `pool`'s window, stride, base dilation or padding along `feature` mixes,
+    skips or pads channels (anything but one, one, one and none)."""
     attributes = pool.operation.attributes
     along = [dimensions(pool.window_dimensions)[feature]]
     for name in ("window_strides", "base_dilations"):
@@ -409,9 +451,26 @@ def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | N
     padding = [0, 0]
     if "padding" in attributes:
         padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2)[feature].tolist()
-    if any(n != 1 for n in along) or padding != [0, 0]:
-        return reasons.POOL_SPANS_FEATURE
-    return None
+    return any(n != 1 for n in along) or padding != [0, 0]
+
+
+def sum_reduce(op: stablehlo.ReduceOp) -> ir.Value | None:
+    """The operand of `op` when it is a sum of one operand over some dimensions (a body
+    that returns `add` of its two arguments: a global average pool, a mean, before its
+    divide); else None."""
+    if len(op.inputs) != 1 or len(op.results) != 1:
+        return None
+    return op.inputs[0] if _binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp else None
+
+
+def reduced_elements(op: stablehlo.ReduceOp) -> float | None:
+    """How many elements of its operand each result element of `op` reduces: the sizes
+    of the dimensions it reduces multiplied; None when one is dynamic."""
+    shaped = ir.RankedTensorType(op.inputs[0].type)
+    reduced = dimensions(op.dimensions)
+    if any(shaped.is_dynamic_dim(d) for d in reduced):
+        return None
+    return float(np.prod([shaped.shape[d] for d in reduced]))
 
 
 def _is_lowest(init: float | None, result: ir.Value) -> bool:

@@ -76,7 +76,9 @@ class FoldPlan:
     with besides the one below (None: none; empty: none for any op); `names` how the
     report names them. When the first of them is a concatenate, `parts` pairs each of its
     other operands with the plan of the linear op that computes it (its own weights and
-    bias, its range of the scale; root and `through` unused)."""
+    bias, its range of the scale; root and `through` unused). `after_reason`, when set,
+    is why the add of `after` stays where the ops passed are linear (the report notes it
+    at that add)."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -90,6 +92,7 @@ class FoldPlan:
     moved: tuple[MovedOperands | None, ...] = ()
     names: tuple[str, ...] = ()
     parts: tuple[tuple[int, FoldPlan], ...] = ()
+    after_reason: Reason | None = None
 
 
 def plan_fold(
@@ -107,12 +110,13 @@ def plan_fold(
     names: tuple[str, ...] = (),
     bias_add: bool | None = None,
     larger_weights: bool = False,
+    after_reason: Reason | None = None,
 ) -> FoldPlan | Reason:
     """The plan that replaces `root` (= linear * scale + shift, per channel) by the
     canonical form, or why there is none. With `through` (relus and max-pools between
     them, see `FoldPlan`), `root` = P(linear) * scale + after, `shift` the bias times the
     scale, and `after` the constant shift kept behind the last of them, along
-    `after_feature` of `root` (None: `feature`).
+    `after_feature` of `root` (None: `feature`), kept for `after_reason` when one is given.
 
     `scale` None means all ones: the linear ops are reused as they are. `shift` already
     holds b * s + t, in the order the pattern's algebra states it (its float64 rounding
@@ -158,7 +162,8 @@ def plan_fold(
     ):
         return reasons.COST_WEIGHTS_LARGER
     return FoldPlan(
-        root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names
+        root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names,
+        after_reason=after_reason if after is not None else None,
     )
 
 
@@ -291,7 +296,10 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     # each op only the next. Last, from the chain down: the ops above were built before.
     for op, new in reversed(list(zip(plan.through, rebuilt))):
         rw.replace_inside(op, new)
-    return rw.folded(root, result, linear.linear, through=", ".join(plan.names))
+    outcome = rw.folded(root, result, linear.linear, through=", ".join(plan.names))
+    if plan.after_reason is not None:
+        rw.note(result.owner, plan.after_reason)
+    return outcome
 
 
 def build_chain(plans: tuple[FoldPlan, ...], patterns: tuple[str, ...], rw: FoldRewriter) -> Outcome:

@@ -90,6 +90,12 @@ __all__ = [
     "SHIFT_NOT_CONSTANT",
     "SHIFT_NOT_FINITE",
     "SHIFT_OVER_SCALE_OVERFLOW",
+    "SHIFT_KEPT_SUM",
+    "SUM_NOT_CONSTANT",
+    "SUM_POOL_INIT_NOT_ZERO",
+    "SUM_POOL_SPANS_FEATURE",
+    "SUM_POOL_USERS",
+    "REDUCE_USERS",
     "VARIANCE_NOT_POSITIVE",
     "WEIGHTS_ARE_ACTIVATIONS",
     "WEIGHTS_NOT_CONSTANT",
@@ -260,6 +266,24 @@ REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: 
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
+
+# Through a sum pool (an average pool before its divide) or a sum over other dimensions
+# (a mean, a global average pool), both directions (patterns/through.py,
+# analysis/passage.py).
+SUM_POOL_INIT_NOT_ZERO = Reason(
+    "the sum pool's init value is not 0: scaling would change its padding"
+)
+SUM_POOL_SPANS_FEATURE = Reason("the sum pool's window spans the feature dimension")
+SUM_POOL_USERS = Reason("sum pool result has other users")
+REDUCE_USERS = Reason("reduce result has other users")
+SUM_NOT_CONSTANT = Reason(
+    "per-channel scale or shift is not a constant: only constants pass a sum pool or reduce"
+)
+SHIFT_KEPT_SUM = Reason(
+    "a sum pool pads or dilates its input, or a sum's size is dynamic: the shift cannot pass it"
+)
+"""Why the add of the shift stays behind a sum (pool(v) * s + t with t / n into the bias
+needs every window to add n elements of v): only the scale moved back into the linear op."""
 
 # Chains no pattern looked at.
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")

@@ -129,7 +129,15 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import PASSAGE_OPS, Passed, activation_data, data_operands, feature_below, passed_by
+from ..analysis.passage import (
+    PASSAGE_OPS,
+    Passed,
+    activation_data,
+    data_operands,
+    feature_below,
+    is_sum_pool,
+    passed_by,
+)
 from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -180,17 +188,19 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus,
-    clamps, max-pools, zero pads, sums, transposes, reshapes, slices and concatenates (its scale not all ones: a shift alone reached through
+    clamps, max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates (its scale not all ones: a shift alone reached through
     them is no candidate); every user of the chain's result (or the convert's) is a linear
     op reading it along the feature, without a convert an op that reads only its shape
     (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
     one, or an inline select whose compare and multiply only it reads), clamp (or a call of
     a relu6), slice, concatenate along the feature (of the walk's value and others, not of
-    two values the walk reaches), max-pool, pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
+    two values the walk reaches), max-pool, sum pool (`reduce_window` add: an average pool
+    before its divide), pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
     per channel along the feature), a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
-    one, none and one, a pad's padding value is zero and it pads nothing along the feature,
+    one, none and one, a sum pool's init value is 0 and its window along the feature the
+    same, a pad's padding value is zero and it pads nothing along the feature,
     a reduce reduces other dimensions only, from 0 for an add and -inf or the lowest value
     for a maximum, a reshape keeps the feature whole (static shapes, as many elements before
     it); and for each linear op: no dynamic dimension is contracted or windowed (the
@@ -202,8 +212,9 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     the shift is zero; with steps in the graph, the chain's constants are finite in the
     activation's type; the fold removes an activation-sized op; with ops passed, the chain's
     values are constants; with a clamp passed, no scale is zero; with a relu, leaky
-    relu, max-pool or pad passed (not only sums, transposes and
-    reshapes, which the shift passes, as n * t through a sum of n elements), no scale is
+    relu, max-pool, pad or a sum pool that pads or dilates its input passed (not only sums,
+    unpadded sum pools, transposes and reshapes, which the shift passes, as n * t through
+    a sum of n elements), no scale is
     zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
     activation-sized ops or more, the shift staying in front as x + t / s (as below); where
     the convolution pads or dilates its input, or the bias adds the fold needs (none where
@@ -401,6 +412,8 @@ def _walked(
             return _walked_operand(op, below_feature)
         elif kind is stablehlo.ReduceOp:
             datas = list(op.inputs) if len(op.inputs) == 1 else []
+        elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
+            datas = [op.inputs[0]]
         else:
             datas = [d for d, _ in data_operands(op)]
             if not datas:

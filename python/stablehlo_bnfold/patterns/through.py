@@ -73,7 +73,14 @@ from ..analysis.passage import called_leaky_relu as _called_leaky_relu
 from ..analysis.passage import called_relu6 as _called_relu6
 from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
+from ..analysis.passage import feature_below as _reduce_feature_below
+from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
+from ..analysis.passage import reduced_elements as _reduced_elements
+from ..analysis.passage import sum_pool_refused as _sum_pool_refused
+from ..analysis.passage import sum_pool_taps as _sum_pool_taps
+from ..analysis.passage import sum_reduce as _sum_reduce
+from ..analysis.per_channel import uniform_f64
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
@@ -190,9 +197,12 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             return rw.skip(top, reasons.RESHAPE_SHAPE_FROM_LINEAR)
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.ReduceWindowOp):
-            refused = _max_pool_refused(step.op, features[i])
+            refusal = _sum_pool_refused if _is_sum_pool(step.op) else _max_pool_refused
+            refused = refusal(step.op, features[i])
             if refused is not None:
                 return rw.skip(top, refused)
+        elif isinstance(step.op, stablehlo.ReduceOp) and uniform_f64(step.op.init_values[0]) != 0:
+            return rw.skip(top, reasons.REDUCE_INIT_NOT_IDENTITY)
     bounds = {}
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.ClampOp):
@@ -219,19 +229,31 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         if isinstance(parts, str):
             return rw.skip(top, parts)
     moving_only = all(isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp)) for step in passed)
+    linear_only = all(_is_linear(step) for step in passed)
     if not chain.constant:
-        return rw.skip(top, reasons.MOVED_NOT_CONSTANT if moving_only else reasons.SCALE_NOT_CONSTANT)
-    if not moving_only and np.any(scale == 0):
+        if moving_only:
+            return rw.skip(top, reasons.MOVED_NOT_CONSTANT)
+        return rw.skip(top, reasons.SUM_NOT_CONSTANT if linear_only else reasons.SCALE_NOT_CONSTANT)
+    if not linear_only and np.any(scale == 0):
         return rw.skip(top, reasons.SCALE_ZERO)
-    if not moving_only and np.any(scale < 0):
+    if not linear_only and np.any(scale < 0):
         return rw.skip(top, reasons.SCALE_NEGATIVE)
     moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
     # Each linear op of a concatenate takes its range of the channels. Reshapes,
-    # transposes and a concatenate are linear: the shift passes them too, into the biases.
+    # transposes, sums and a concatenate are linear: the shift passes them too, into the
+    # biases, divided by the elements each sum adds (sum(v + t / n) = sum(v) + t).
     own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
-    into_bias = shift if moving_only else None
+    # A sum makes its result smaller than L's: t / n goes only into a bias add L already
+    # has (free); without one, t stays behind the sums as one add on the smaller tensor.
+    taps = _taps(passed) if linear_only else None
+    kept = None
+    if linear_only and taps is None:
+        kept = reasons.SHIFT_KEPT_SUM
+    elif taps not in (None, 1.0) and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
+        kept, taps = reasons.COST_LARGER, None
+    into_bias = None if taps is None else (shift if taps == 1.0 else shift / taps)
     inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
     others = []
     for part in parts:
@@ -247,7 +269,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         others.append((part.operand, part_plan))
     plan = plan_fold(
         top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
-        through=tuple(step.op for step in passed), after=None if moving_only else shift, after_feature=feature,
+        through=tuple(step.op for step in passed), after=None if into_bias is not None else shift,
+        after_feature=feature, after_reason=kept,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
         names=tuple(_name(step) for step in passed), larger_weights=rw.fold_larger_weight_arguments,
     )
@@ -332,10 +355,40 @@ def _scaled_bias(
     return scaled if shift is None else per_channel_op(np.add, scaled, shift[channels], like)
 
 
+def _is_linear(step: _Passed) -> bool:
+    """Whether `step`'s op is linear, passing any per-channel scale, of any sign: a
+    reshape, transpose, concatenate, sum pool or sum over other dimensions."""
+    if isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp, stablehlo.ReduceOp)):
+        return True  # (the only reduce `_passed_ops` walks is a sum)
+    return isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op)
+
+
+def _taps(passed: tuple[_Passed, ...]) -> float | None:
+    """How many elements of L's result each element of the last op of `passed` adds (the
+    sums' window sizes and reduced elements multiplied; 1 with none); None where a sum
+    pool pads or dilates, or a reduced size is dynamic (the count is not one number)."""
+    taps = 1.0
+    for step in passed:
+        if isinstance(step.op, stablehlo.ReduceWindowOp):
+            count = _sum_pool_taps(step.op)
+        elif isinstance(step.op, stablehlo.ReduceOp):
+            count = _reduced_elements(step.op)
+        else:
+            continue
+        if count is None:
+            return None
+        taps *= count
+    return taps
+
+
 def _users_reason(step: _Passed) -> Reason:
     """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
     if isinstance(step.op, _MOVING):
         return reasons.MOVED_USERS
+    if isinstance(step.op, stablehlo.ReduceOp):
+        return reasons.REDUCE_USERS
+    if isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op):
+        return reasons.SUM_POOL_USERS
     if isinstance(step.op, stablehlo.ClampOp):
         return reasons.CLAMP_USERS
     if isinstance(step.op, func.CallOp) and step.zero is None:
@@ -383,6 +436,7 @@ _PASSABLE = (
     stablehlo.MaxOp,
     func.CallOp,
     stablehlo.ReduceWindowOp,
+    stablehlo.ReduceOp,
     stablehlo.ClampOp,
     stablehlo.ConcatenateOp,
     *_MOVING,
@@ -391,10 +445,16 @@ _PASSABLE = (
 
 
 def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape, transpose, clamp or a call of a leaky relu,
-    one per operand of a concatenate; empty for any other op."""
+    """[(data operand, None)] for a reshape, transpose, clamp, sum pool, sum over some
+    dimensions or a call of a leaky relu, one per operand of a concatenate; empty for any
+    other op."""
     if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
         return [(op.operand, None)]
+    if isinstance(op, stablehlo.ReduceWindowOp):
+        return [(op.inputs[0], None)] if _is_sum_pool(op) else []
+    if isinstance(op, stablehlo.ReduceOp):
+        data = _sum_reduce(op)
+        return [] if data is None else [(data, None)]
     if isinstance(op, stablehlo.ConcatenateOp):
         return [(operand, None) for operand in op.operands]
     if isinstance(op, func.CallOp):
@@ -407,11 +467,13 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
     """The dimension of `op`'s data operand that holds the channels of its result's
     dimension `feature`: the same one for an elementwise op or a pool, the permuted one
-    for a transpose; for a reshape, the operand dimension of the same size with the same
+    for a transpose, the kept one it comes from for a reduce; for a reshape, the operand dimension of the same size with the same
     number of elements after it (a row-major reshape keeps it whole; the dimensions before
     it may be dynamic), None when the reshape splits or merges it."""
     if isinstance(op, stablehlo.TransposeOp):
         return dimensions(op.permutation)[feature]
+    if isinstance(op, stablehlo.ReduceOp):
+        return _reduce_feature_below(op, feature)
     if not isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
         return feature
     before = ir.RankedTensorType(op.operand.type).shape
@@ -536,8 +598,10 @@ FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
         stablehlo.TransposeOp,
         stablehlo.ClampOp,
         stablehlo.ConcatenateOp,
+        stablehlo.ReduceOp,
     )
 )
 """The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
-batch flattened into the tokens), a transpose, a clamp (ReLU6) or a concatenate of linear
-ops as the last op passed."""
+batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear
+ops or a sum over other dimensions (a mean, a global average pool) as the last op
+passed."""
