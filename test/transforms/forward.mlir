@@ -453,6 +453,115 @@ func.func @no_fold_reduce_over_the_feature(%arg0: tensor<2x4xf32>) -> (tensor<2x
 
 // -----
 
+// batch_norm_inference -> average pool (a 2 x 2 sum pool without padding, then a divide by
+// 4, which folds into the convolution first) -> convolution: a sum pool passes any scale
+// (a negative gamma too) and the shift as 4 * t, pool(x * s + t) = pool(x) * s + 4 * t:
+// the whole norm goes into the convolution's kernel and a bias after it.
+// CHECK-LABEL: func.func @fold_bn_average_pool_conv_whole(
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%arg0, %{{.+}})
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]]
+func.func @fold_bn_average_pool_conv_whole(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %four = stablehlo.constant dense<4.0> : tensor<1x2x2x2xf32>
+  %avg = stablehlo.divide %p, %four : tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%avg, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// batch_norm_inference -> a padded 3 x 3 sum pool -> convolution: the scale passes (0 * s
+// = 0 in the padding), any sign; the shift cannot (the windows at the edge add fewer
+// elements) and stays in front as one add x + t / s.
+// CHECK-LABEL: func.func @fold_bn_padded_sum_pool_keeps_the_shift_in_front(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[X]], %{{.+}})
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[C]]
+func.func @fold_bn_padded_sum_pool_keeps_the_shift_in_front(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%p, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The sum pool's init value is 1: the scale would meet it on one side only.
+// CHECK-LABEL: func.func @no_fold_sum_pool_init_not_zero(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_sum_pool_init_not_zero(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the sum pool's init value is not 0: scaling would change its padding [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<1.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%p, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The sum pool adds two channels: a per-channel scale cannot pass it.
+// CHECK-LABEL: func.func @no_fold_sum_pool_across_channels(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_sum_pool_across_channels(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the sum pool's window spans the feature dimension [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{window_dimensions = array<i64: 1, 1, 1, 2>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x1xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875]]]]> : tensor<1x1x1x3xf32>
+  %c = stablehlo.convolution(%p, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // A transpose moves the feature (dimension 2 of the chain, 1 of the Dense's input), and
 // any per-channel map passes it: with no relu the shift passes too, into a bias after
 // the Dense (one output feature: a bias add on a result no larger than the chain's).
