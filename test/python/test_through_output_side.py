@@ -1,7 +1,8 @@
 """Batch norms after a linear op and the ops between that a per-channel map passes on its
 way back into the linear op (issue 21, the output side): reshapes and transposes that
 keep the feature dimension whole, concatenates of linear ops, clamps (ReLU6) whose bounds
-move with the scale, and jax.nn.leaky_relu.
+move with the scale, jax.nn.leaky_relu, and average pools and means (`nn.avg_pool`, a
+sum pool and a divide; `jnp.mean`, a reduce and a divide).
 
 Each module is exported for real by Flax or JAX with seeded weights and non-trivial
 batch-norm statistics, folded with the API, and run through XLA against the original.
@@ -19,7 +20,7 @@ from jax import export
 
 import stablehlo_bnfold
 
-from stablehlo_bnfold.fold.reasons import RESHAPE_SPLITS_FEATURE, SCALE_NEGATIVE
+from stablehlo_bnfold.fold.reasons import COST_LARGER, RESHAPE_SPLITS_FEATURE, SCALE_NEGATIVE, SHIFT_KEPT_SUM
 
 
 class _LinearBatchNorm(nn.Module):
@@ -208,3 +209,52 @@ def test_a_batch_norm_after_jax_relu6_replaces_the_call_by_a_clamp_with_moved_bo
     assert "stablehlo.clamp" in main
     x = np.random.default_rng(20).standard_normal((2, 8)).astype(np.float32) * 4
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+class _PoolBatchNorm(nn.Module):
+    """Conv -> `nn.avg_pool` (a `reduce_window` add and a divide by the window's size), or
+    the mean over H and W (a global average pool: a `reduce` add and a divide) -> BatchNorm."""
+
+    pool: str = "valid"
+    bias: bool = True
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Conv(4, (3, 3), use_bias=self.bias)(x)
+        if self.pool == "mean":
+            y = y.mean(axis=(1, 2))
+        elif self.pool == "same":
+            y = nn.avg_pool(y, (3, 3), padding="SAME", count_include_pad=True)
+        else:
+            y = nn.avg_pool(y, (2, 2), (2, 2))
+        return nn.BatchNorm(use_running_average=True)(y)
+
+
+@pytest.mark.parametrize("pool", ["valid", "mean"])
+def test_a_batch_norm_after_an_average_pool_or_mean_folds_whole_into_the_convolution(pool):
+    # pool(v) / n * s + t = pool(v * s / n + t / n), any sign (gamma of channel 1 is
+    # negative): the norm and the divide go into the kernel and the convolution's bias.
+    text = _export(_PoolBatchNorm(pool), (1, 6, 6, 3), seed=21)
+    compared = fold_and_compare(text, seed=22, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    through = "stablehlo.reduce" if pool == "mean" else "stablehlo.reduce_window"
+    assert (fold.linear, fold.through) == ("stablehlo.convolution", through)
+    assert not compared.report.skips
+    main = compared.folded[compared.folded.index("func.func public @main"):]
+    for name in ("stablehlo.multiply", "stablehlo.subtract", "stablehlo.divide"):
+        assert name not in main, name
+
+
+@pytest.mark.parametrize(("pool", "bias", "reason"), [("same", True, SHIFT_KEPT_SUM), ("valid", False, COST_LARGER)])
+def test_a_batch_norm_after_a_padded_average_pool_or_without_a_bias_keeps_one_add(pool, bias, reason):
+    # With padding a window at the edge adds fewer elements (t / n is no per-channel bias);
+    # without a bias add, t / n would need a new add on the larger tensor: the scale moves
+    # into the kernel, the shift stays behind the pool as one add, and the report says why.
+    text = _export(_PoolBatchNorm(pool, bias), (1, 6, 6, 3), seed=23)
+    compared = fold_and_compare(text, seed=24, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert fold.through == "stablehlo.reduce_window"
+    assert [s.reason for s in compared.report.skips] == [reason]
+    main = compared.folded[compared.folded.index("func.func public @main"):]
+    for name in ("stablehlo.multiply", "stablehlo.subtract", "stablehlo.divide"):
+        assert name not in main, name
