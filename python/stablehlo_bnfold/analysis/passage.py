@@ -14,7 +14,10 @@ For s > 0 per channel, element by element and exactly in every rounding mode,
 since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
 maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
 over dimensions other than the channels' (a global average pool's `reduce` add, init 0:
-sum(v * s) = sum(v) * s, up to the rounding of the sum's terms); a `reduce` maximum over
+sum(v * s) = sum(v) * s, up to the rounding of the sum's terms), and a sum pool whose
+window is one channel wide (`reduce_window` add, init 0: an average pool before its
+divide; a shift passes it as n * t where no padding or base dilation puts the init value
+in a window, n the window's size); a `reduce` maximum over
 them (a global max pool) is a max-pool. Both directions read these ops here: the output
 side (`patterns.through`: a scale moved back from a chain after them into the linear op
 before them) and the input side (`patterns.input_side`: a scale moved forward from a
@@ -28,6 +31,9 @@ operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
+- `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`:
+  a sum pool and a `reduce` sum, why one cannot be passed, how many elements a shift
+  meets in one (both directions);
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one (both directions read it here);
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
@@ -166,7 +172,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
     (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
     constant bounds or a call of a relu6 (`called_relu6`), a slice of `value`, a
-    concatenate of `value` with others along `feature`, a pad of `value` with zero
+    concatenate of `value` with others along `feature`, a sum pool of `value`
+    (`sum_pool_refused`; any sign, the shift times `sum_pool_taps`), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading

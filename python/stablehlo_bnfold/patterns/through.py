@@ -56,8 +56,25 @@ the channels [o_i, o_i + c_i), so
 
 with s_i, t_i those channels of s and t (the whole of them along another dimension).
 Each linear op takes its range into its weights and bias: an Inception-style block
-concat(conv, conv) -> BN. Issue 21 extends this module to the other ops a per-channel map
-commutes with (mean, average pooling, slice).
+concat(conv, conv) -> BN.
+
+A sum pool (`reduce_window` whose body is `add`, init 0: an average pool before its divide)
+and a sum over other dimensions (`reduce` add, init 0: a mean or a global average pool
+before its divide) are linear too. With a window of one along the channels, for any
+per-channel s of any sign, pool(v) * s = pool(v * s) (0 * s = 0 in the padding); an
+average pool's divide by a scalar is part of the chain after it (its scale 1 / d). A
+shift passes as well where each output adds the same number n of elements of v (no
+padding, no base dilation; a reduce over static dimensions):
+
+    pool(v) * s + t = pool(v * s + t / n)
+
+so conv + b -> avg_pool -> BN folds whole into the kernel and the bias (t / n into the
+bias add L has). With padding (a window at the edge adds fewer elements), or where L has
+no bias add (t / n would need a new add on L's larger result), t stays behind the sums as
+one add, and the report says why at that add. The divide by a per-position count
+(count_include_pad=False, a map over H and W) is not per-channel: no chain reads through it,
+and it is not passed. A slice is not passed either (a linear op's other output channels
+would need scale 1 and shift 0).
 """
 
 from __future__ import annotations
@@ -116,23 +133,28 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
-    feature dimension whole, or a chain of them, each read only by the next (conv ->
-    relu -> max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN); its first op
+    feature dimension whole, a sum pool, a sum over other dimensions, or a chain of them,
+    each read only by the next (conv -> relu -> max-pool -> BN, dense -> reshape -> BN,
+    conv -> ReLU6 -> BN, conv -> avg_pool -> BN, conv -> mean -> BN); its first op
     may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is
     `maximum(v, 0)`, in the function or as a call of a private function whose body
     returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes `call
     @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a max-pool is a
     `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt with its
     bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky relu is
-    a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`).
-    A(y) = y * s + t is the chain of per-channel affine ops that
+    a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`); a
+    sum pool is a `reduce_window` of one operand whose body is `add`, a sum a `reduce`
+    of one operand whose body is `add`. A(y) = y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights, mapped through P's reshapes and
     transposes. The scale moves into the weights (and the bias) before P; t stays behind
     it as one add, or goes into the bias too when P is only reshapes and transposes
-    (and concatenates; they are linear: no add is left, whatever the sign of s). The
-    fold and its skips
+    (and concatenates; they are linear: no add is left, whatever the sign of s), or
+    sums too, as t / n with n the elements each output of the sums adds, where every sum
+    adds the same number (no padding or base dilation, static reduced dimensions) and L
+    (and each L_i) has a bias add to take it; else t stays behind P, the report noting
+    why at its add. The fold and its skips
     are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
@@ -151,7 +173,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     computed, or read a value defined after it); no dynamic reshape's shape is read
     from L, L + b or an op of P below it (for the same reason); each max-pool's init
     value is -inf or the type's lowest value; each max-pool's window, stride, padding and
-    dilation along the feature dimension are one, one, none and one; each clamp's
+    dilation along the feature dimension are one, one, none and one; each sum pool's
+    init value is 0, and its window along the feature dimension as a max-pool's; each
+    sum's init value is 0; each clamp's
     bounds are constants, scalars or per-channel along the feature; each op of P has
     the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
@@ -159,7 +183,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
     b_i under the same conditions, its weights a constant (each range is scaled
     exactly); the chain's scale and shift are constants; unless P is only reshapes,
-    transposes and a concatenate, no scale is zero and no scale is negative;
+    transposes, sums, sum pools and a concatenate, no scale is zero and no scale is negative;
     each clamp's bounds times s are finite in their element type; K * s, b * s and t
     (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
     """
