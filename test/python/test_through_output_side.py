@@ -20,7 +20,13 @@ from jax import export
 
 import stablehlo_bnfold
 
-from stablehlo_bnfold.fold.reasons import COST_LARGER, RESHAPE_SPLITS_FEATURE, SCALE_NEGATIVE, SHIFT_KEPT_SUM
+from stablehlo_bnfold.fold.reasons import (
+    COST_LARGER,
+    RESHAPE_SPLITS_FEATURE,
+    SCALE_NEGATIVE,
+    SHIFT_KEPT_MAP,
+    SHIFT_KEPT_SUM,
+)
 
 
 class _LinearBatchNorm(nn.Module):
@@ -223,8 +229,8 @@ class _PoolBatchNorm(nn.Module):
         y = nn.Conv(4, (3, 3), use_bias=self.bias)(x)
         if self.pool == "mean":
             y = y.mean(axis=(1, 2))
-        elif self.pool == "same":
-            y = nn.avg_pool(y, (3, 3), padding="SAME", count_include_pad=True)
+        elif self.pool in ("same", "exclude"):
+            y = nn.avg_pool(y, (3, 3), padding="SAME", count_include_pad=self.pool == "same")
         else:
             y = nn.avg_pool(y, (2, 2), (2, 2))
         return nn.BatchNorm(use_running_average=True)(y)
@@ -245,16 +251,23 @@ def test_a_batch_norm_after_an_average_pool_or_mean_folds_whole_into_the_convolu
         assert name not in main, name
 
 
-@pytest.mark.parametrize(("pool", "bias", "reason"), [("same", True, SHIFT_KEPT_SUM), ("valid", False, COST_LARGER)])
+@pytest.mark.parametrize(
+    ("pool", "bias", "reason"),
+    [("same", True, SHIFT_KEPT_SUM), ("valid", False, COST_LARGER), ("exclude", True, SHIFT_KEPT_MAP)],
+)
 def test_a_batch_norm_after_a_padded_average_pool_or_without_a_bias_keeps_one_add(pool, bias, reason):
     # With padding a window at the edge adds fewer elements (t / n is no per-channel bias);
-    # without a bias add, t / n would need a new add on the larger tensor: the scale moves
-    # into the kernel, the shift stays behind the pool as one add, and the report says why.
+    # without a bias add, t / n would need a new add on the larger tensor; excluding the
+    # padding, the pool divides by a count per position m, (v / m) * s = (v * s) / m but
+    # t / m is not per-channel: the scale moves into the kernel, the shift stays behind
+    # the pool as one add, and the report says why.
     text = _export(_PoolBatchNorm(pool, bias), (1, 6, 6, 3), seed=23)
     compared = fold_and_compare(text, seed=24, batch_norms_left=0, folds=1)
     (fold,) = compared.report.folds
-    assert fold.through == "stablehlo.reduce_window"
+    through = "stablehlo.reduce_window, stablehlo.divide" if pool == "exclude" else "stablehlo.reduce_window"
+    assert fold.through == through
     assert [s.reason for s in compared.report.skips] == [reason]
     main = compared.folded[compared.folded.index("func.func public @main"):]
-    for name in ("stablehlo.multiply", "stablehlo.subtract", "stablehlo.divide"):
+    for name in ("stablehlo.multiply", "stablehlo.subtract"):
         assert name not in main, name
+    assert main.count("stablehlo.divide") == (1 if pool == "exclude" else 0)

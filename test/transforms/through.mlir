@@ -795,6 +795,89 @@ func.func @fold_conv_relu_average_pool_batch_norm(%arg0: tensor<1x4x4x2xf32>) ->
 
 // -----
 
+// conv + bias -> a padded 3 x 3 average pool that excludes its padding (flax's
+// count_include_pad=False: a divide by the count of each window, a sum pool of ones) ->
+// batch_norm_inference: the count m is computed from constants and is the same for every
+// channel, so (v / m) * s = (v * s) / m for any s; t / m is not per-channel: the shift
+// stays behind the divide as one add.
+// CHECK-LABEL: func.func @fold_conv_average_pool_excluding_padding_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<[{{.+}}> : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[A]], %{{.+}})
+// CHECK:         %[[D:.+]] = stablehlo.divide %[[P]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x4x4x3xf32>
+func.func @fold_conv_average_pool_excluding_padding_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1x4x4x1xf32>
+  %cnt = "stablehlo.reduce_window"(%ones, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x4x4x1xf32>
+  %m = stablehlo.broadcast_in_dim %cnt, dims = [0, 1, 2, 3] : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x3xf32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:10: not folded stablehlo.add: the average pool divides by a count per position: the shift cannot pass it (t / m is not per-channel) [fold_scale_through_relu]
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window, stablehlo.divide [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The same with a sum pool without padding and a constant divisor that differs from
+// position to position: the pool alone would pass the shift (as t / 4), the divide does
+// not: one add stays behind it.
+// CHECK-LABEL: func.func @fold_conv_sum_pool_divided_by_a_map_keeps_the_shift(
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"
+// CHECK:         %[[D:.+]] = stablehlo.divide %[[P]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_sum_pool_divided_by_a_map_keeps_the_shift(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x2x2x3xf32>
+  %w = stablehlo.constant dense<[[[[1.0], [2.0]], [[3.0], [4.0]]]]> : tensor<1x2x2x1xf32>
+  %m = stablehlo.broadcast_in_dim %w, dims = [0, 1, 2, 3] : (tensor<1x2x2x1xf32>) -> tensor<1x2x2x3xf32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:10: not folded stablehlo.add: the average pool divides by a count per position: the shift cannot pass it (t / m is not per-channel) [fold_scale_through_relu]
+  %avg = stablehlo.divide %p, %m : tensor<1x2x2x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window, stablehlo.divide [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -1583,6 +1666,97 @@ func.func @no_fold_sum_pool_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: te
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a sum pool or reduce [fold_scale_through_relu]
   %y = stablehlo.multiply %p, %s : tensor<1x2x2x3xf32>
   return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The average pool's divisor is computed from an argument: it may be the data.
+// CHECK-LABEL: func.func @no_fold_average_pool_divisor_from_data(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_average_pool_divisor_from_data(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x1xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.broadcast_in_dim %arg1, dims = [0, 1, 2, 3] : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x3xf32>
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the average pool's divisor is computed from the data [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The average pool's divisor differs from channel to channel: it does not commute with s.
+// CHECK-LABEL: func.func @no_fold_average_pool_divisor_along_the_feature(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_average_pool_divisor_along_the_feature(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %m = stablehlo.constant dense<[[[[4.0, 6.0, 9.0], [6.0, 9.0, 9.0], [6.0, 9.0, 9.0], [4.0, 6.0, 6.0]], [[6.0, 9.0, 9.0], [9.0, 9.0, 9.0], [9.0, 9.0, 9.0], [6.0, 9.0, 9.0]], [[6.0, 9.0, 9.0], [9.0, 9.0, 9.0], [9.0, 9.0, 9.0], [6.0, 9.0, 9.0]], [[4.0, 6.0, 6.0], [6.0, 9.0, 9.0], [6.0, 9.0, 9.0], [4.0, 6.0, 4.0]]]]> : tensor<1x4x4x3xf32>
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the average pool's divisor varies along the feature dimension [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The average pool's divide is also returned: rebuilding it would change that result.
+// CHECK-LABEL: func.func @no_fold_average_pool_divide_other_users(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_average_pool_divide_other_users(%arg0: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1x4x4x1xf32>
+  %cnt = "stablehlo.reduce_window"(%ones, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x4x4x1xf32>
+  %m = stablehlo.broadcast_in_dim %cnt, dims = [0, 1, 2, 3] : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x3xf32>
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x3xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: average pool divide result has other users [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%avg, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return %y, %avg : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
 }
 
 // -----

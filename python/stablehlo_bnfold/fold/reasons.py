@@ -91,6 +91,10 @@ __all__ = [
     "SHIFT_NOT_FINITE",
     "SHIFT_OVER_SCALE_OVERFLOW",
     "SHIFT_KEPT_SUM",
+    "SHIFT_KEPT_MAP",
+    "DIVIDE_USERS",
+    "DIVISOR_FROM_DATA",
+    "DIVISOR_ALONG_FEATURE",
     "SUM_NOT_CONSTANT",
     "SUM_POOL_INIT_NOT_ZERO",
     "SUM_POOL_SPANS_FEATURE",
@@ -284,6 +288,14 @@ SHIFT_KEPT_SUM = Reason(
 )
 """Why the add of the shift stays behind a sum (pool(v) * s + t with t / n into the bias
 needs every window to add n elements of v): only the scale moved back into the linear op."""
+DIVISOR_FROM_DATA = Reason("the average pool's divisor is computed from the data")
+DIVISOR_ALONG_FEATURE = Reason("the average pool's divisor varies along the feature dimension")
+DIVIDE_USERS = Reason("average pool divide result has other users")
+SHIFT_KEPT_MAP = Reason(
+    "the average pool divides by a count per position: the shift cannot pass it (t / m is not per-channel)"
+)
+"""Why the add of the shift stays behind an average pool that excludes its padding
+(`count_include_pad=False`): (v / m) * s = (v * s) / m, but t / m varies by position."""
 
 # Chains no pattern looked at.
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")

@@ -71,10 +71,16 @@ padding, no base dilation; a reduce over static dimensions):
 so conv + b -> avg_pool -> BN folds whole into the kernel and the bias (t / n into the
 bias add L has). With padding (a window at the edge adds fewer elements), or where L has
 no bias add (t / n would need a new add on L's larger result), t stays behind the sums as
-one add, and the report says why at that add. The divide by a per-position count
-(count_include_pad=False, a map over H and W) is not per-channel: no chain reads through it,
-and it is not passed. A slice is not passed either (a linear op's other output channels
-would need scale 1 and shift 0).
+one add, and the report says why at that add. An average pool that excludes its padding
+(flax's count_include_pad=False) divides the sum pool by a count per position m, a map
+over H and W computed from constants (a sum pool of ones), the same for every channel:
+
+    (pool(v) / m) * s = pool(v * s) / m
+
+for any s, so the divide is passed too (up to the rounding of the quotient); t / m is not
+per-channel, and the shift stays behind the divide as one add. A divisor computed from
+the data, or one that differs along the channels, is refused. A slice is not passed (a
+linear op's other output channels would need scale 1 and shift 0).
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ from ..analysis.per_channel import uniform_f64
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
-from ..constants import dimensions, float_dtype, round_to
+from ..constants import constant_f64, dimensions, float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -113,6 +119,7 @@ from ..fold.affine_map import (
     affine_chain,
     biased_linear,
     bias_and_weights,
+    computed_from_constants,
     per_channel_op,
     stored_weights,
 )
@@ -133,7 +140,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
-    feature dimension whole, a sum pool, a sum over other dimensions, or a chain of them,
+    feature dimension whole, a sum pool (and its divide by a count map), a sum over other
+    dimensions, or a chain of them,
     each read only by the next (conv -> relu -> max-pool -> BN, dense -> reshape -> BN,
     conv -> ReLU6 -> BN, conv -> avg_pool -> BN, conv -> mean -> BN); its first op
     may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is
@@ -144,7 +152,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky relu is
     a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`); a
     sum pool is a `reduce_window` of one operand whose body is `add`, a sum a `reduce`
-    of one operand whose body is `add`. A(y) = y * s + t is the chain of per-channel affine ops that
+    of one operand whose body is `add`, a count map's divide one of a sum pool by a
+    value that is not a scalar. A(y) = y * s + t is the chain of per-channel affine ops that
     reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
     decomposed batch norm, each read only by the next), with s and t one value per
     feature of a dimension L produces from its weights, mapped through P's reshapes and
@@ -152,7 +161,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     it as one add, or goes into the bias too when P is only reshapes and transposes
     (and concatenates; they are linear: no add is left, whatever the sign of s), or
     sums too, as t / n with n the elements each output of the sums adds, where every sum
-    adds the same number (no padding or base dilation, static reduced dimensions) and L
+    adds the same number (no padding or base dilation, static reduced dimensions; no
+    count map's divide: t / m is not per-channel) and L
     (and each L_i) has a bias add to take it; else t stays behind P, the report noting
     why at its add. The fold and its skips
     are reported at the chain's outermost op.
@@ -175,7 +185,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     value is -inf or the type's lowest value; each max-pool's window, stride, padding and
     dilation along the feature dimension are one, one, none and one; each sum pool's
     init value is 0, and its window along the feature dimension as a max-pool's; each
-    sum's init value is 0; each clamp's
+    sum's init value is 0; each count map is computed from constants (through broadcasts
+    and sum pools of them) and is the same along the feature dimension; each clamp's
     bounds are constants, scalars or per-channel along the feature; each op of P has
     the next as its only user (the last one the chain); the
     bias add's only user is P's first op and L's the bias add or P's first op; b is a
@@ -183,7 +194,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
     b_i under the same conditions, its weights a constant (each range is scaled
     exactly); the chain's scale and shift are constants; unless P is only reshapes,
-    transposes, sums, sum pools and a concatenate, no scale is zero and no scale is negative;
+    transposes, sums, sum pools (and their divides) and a concatenate, no scale is zero
+    and no scale is negative;
     each clamp's bounds times s are finite in their element type; K * s, b * s and t
     (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
     """
@@ -227,6 +239,10 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
                 return rw.skip(top, refused)
         elif isinstance(step.op, stablehlo.ReduceOp) and uniform_f64(step.op.init_values[0]) != 0:
             return rw.skip(top, reasons.REDUCE_INIT_NOT_IDENTITY)
+        elif isinstance(step.op, stablehlo.DivOp):
+            refused = _divisor_refused(step.op.rhs, features[i])
+            if refused is not None:
+                return rw.skip(top, refused)
     bounds = {}
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.ClampOp):
@@ -274,7 +290,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     taps = _taps(passed) if linear_only else None
     kept = None
     if linear_only and taps is None:
-        kept = reasons.SHIFT_KEPT_SUM
+        divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
+        kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
     elif taps not in (None, 1.0) and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
         kept, taps = reasons.COST_LARGER, None
     into_bias = None if taps is None else (shift if taps == 1.0 else shift / taps)
@@ -381,9 +398,10 @@ def _scaled_bias(
 
 def _is_linear(step: _Passed) -> bool:
     """Whether `step`'s op is linear, passing any per-channel scale, of any sign: a
-    reshape, transpose, concatenate, sum pool or sum over other dimensions."""
-    if isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp, stablehlo.ReduceOp)):
-        return True  # (the only reduce `_passed_ops` walks is a sum)
+    reshape, transpose, concatenate, sum pool, sum over other dimensions or a sum pool's
+    divide by a count map."""
+    if isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp, stablehlo.ReduceOp, stablehlo.DivOp)):
+        return True  # (the only reduce `_passed_ops` walks is a sum, the only divide a pool's)
     return isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op)
 
 
@@ -397,6 +415,8 @@ def _taps(passed: tuple[_Passed, ...]) -> float | None:
             count = _sum_pool_taps(step.op)
         elif isinstance(step.op, stablehlo.ReduceOp):
             count = _reduced_elements(step.op)
+        elif isinstance(step.op, stablehlo.DivOp):
+            count = None  # t / m is not per-channel
         else:
             continue
         if count is None:
@@ -413,6 +433,8 @@ def _users_reason(step: _Passed) -> Reason:
         return reasons.REDUCE_USERS
     if isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op):
         return reasons.SUM_POOL_USERS
+    if isinstance(step.op, stablehlo.DivOp):
+        return reasons.DIVIDE_USERS
     if isinstance(step.op, stablehlo.ClampOp):
         return reasons.CLAMP_USERS
     if isinstance(step.op, func.CallOp) and step.zero is None:
@@ -479,6 +501,8 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
     if isinstance(op, stablehlo.ReduceOp):
         data = _sum_reduce(op)
         return [] if data is None else [(data, None)]
+    if isinstance(op, stablehlo.DivOp):
+        return [(op.lhs, None)] if _divides_sum_pool_by_map(op) else []
     if isinstance(op, stablehlo.ConcatenateOp):
         return [(operand, None) for operand in op.operands]
     if isinstance(op, func.CallOp):
@@ -506,6 +530,39 @@ def _feature_below(op: ir.OpView, feature: int) -> int | None:
     for dim, size in enumerate(before):
         if size == after[feature] and inner is not None and _elements(before[dim + 1:]) == inner:
             return dim
+    return None
+
+
+def _divides_sum_pool_by_map(op: stablehlo.DivOp) -> bool:
+    """Whether `op` divides a sum pool by a value that is not one scalar (an average
+    pool's per-position count, `count_include_pad=False`). A scalar divisor is a
+    per-channel factor: the chain after the pool takes it in."""
+    pool = op.lhs.owner
+    if not isinstance(pool, stablehlo.ReduceWindowOp) or not _is_sum_pool(pool):
+        return False
+    return uniform_f64(op.rhs) is None
+
+
+def _divisor_refused(divisor: ir.Value, feature: int) -> Reason | None:
+    """Why an average pool's divisor m does not pass a per-channel scale, (v / m) * s = (v *
+    s) / m: it is computed from the data (not only constants and sum pools of them), or
+    it varies along `feature` (not a broadcast of a value one element wide there, nor a
+    constant equal across it)."""
+    source, along = divisor, feature
+    if isinstance(source.owner, stablehlo.BroadcastInDimOp):
+        dims = dimensions(source.owner.broadcast_dimensions)
+        source = source.owner.operand
+        along = dims.index(feature) if feature in dims else None
+    data = source.owner.inputs[0] if isinstance(source.owner, stablehlo.ReduceWindowOp) else source
+    if isinstance(source.owner, stablehlo.ReduceWindowOp) and not _is_sum_pool(source.owner):
+        return reasons.DIVISOR_FROM_DATA
+    if not computed_from_constants(data):
+        return reasons.DIVISOR_FROM_DATA
+    if along is None or ir.RankedTensorType(source.type).shape[along] == 1:
+        return None
+    values = constant_f64(source)
+    if values is None or np.any(values != np.take(values, [0], axis=along)):
+        return reasons.DIVISOR_ALONG_FEATURE
     return None
 
 
@@ -623,9 +680,10 @@ FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
         stablehlo.ClampOp,
         stablehlo.ConcatenateOp,
         stablehlo.ReduceOp,
+        stablehlo.DivOp,
     )
 )
 """The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
 batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear
-ops or a sum over other dimensions (a mean, a global average pool) as the last op
-passed."""
+ops, a sum over other dimensions (a mean, a global average pool) or a sum pool's divide
+by a count map (an average pool that excludes its padding) as the last op passed."""
