@@ -313,12 +313,13 @@ def test_jax_exports_of_the_activations_and_channel_ops_fold_forward_and_compute
     assert compared.folded.count("stablehlo.multiply") == (1 if form in ("leaky_relu", "where") else 0)
 
 
-@pytest.mark.parametrize("padding", ["VALID", "SAME"])
-def test_a_per_channel_map_before_flax_avg_pool_folds_forward_into_the_convolution(padding):
+@pytest.mark.parametrize(("padding", "include"), [("VALID", True), ("SAME", True), ("SAME", False)])
+def test_a_per_channel_map_before_flax_avg_pool_folds_forward_into_the_convolution(padding, include):
     # `nn.avg_pool` is a sum pool and a divide by the window's size, which folds into the
     # convolution first. pool(x * s + t) = pool(x) * s + 4 * t without padding, any sign:
     # nothing is left in front; with padding (count_include_pad) the shift stays in front
-    # as x + t / s.
+    # as x + t / s. Excluding the padding, the divide is by a count per position m, the
+    # same for every channel: the scale passes it too, (v * s) / m = (v / m) * s.
     import flax.linen as nn
     import jax
     import jax.numpy as jnp
@@ -328,13 +329,14 @@ def test_a_per_channel_map_before_flax_avg_pool_folds_forward_into_the_convoluti
     kernel = _RNG.normal(0, 0.5, (3, 3, 4, 5)).astype(np.float32)
 
     def fn(x):
-        y = nn.avg_pool(x * scale + shift, (2, 2), padding=padding, count_include_pad=True)
+        y = nn.avg_pool(x * scale + shift, (2, 2), padding=padding, count_include_pad=include)
         return jax.lax.conv_general_dilated(y, kernel, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
     exported = jax.export.export(jax.jit(fn))(jax.ShapeDtypeStruct((1, 6, 6, 4), jnp.float32))
-    compared = fold_and_compare(exported.mlir_module(), seed=7, batch_norms_left=0, folds=2)
-    assert [fold.through for fold in compared.report.folds] == ["", "stablehlo.reduce_window"]
+    compared = fold_and_compare(exported.mlir_module(), seed=7, batch_norms_left=0, folds=2 if include else 1)
+    through = ["", "stablehlo.reduce_window"] if include else ["stablehlo.reduce_window, stablehlo.divide"]
+    assert [fold.through for fold in compared.report.folds] == through
     kept = [reasons.SHIFT_KEPT_PASSED] if padding == "SAME" else []
     assert [s.reason for s in compared.report.skips] == kept
     assert "stablehlo.multiply" not in compared.folded
-    assert "stablehlo.divide" not in compared.folded
+    assert compared.folded.count("stablehlo.divide") == (0 if include else 1)

@@ -562,6 +562,72 @@ func.func @no_fold_sum_pool_across_channels(%arg0: tensor<1x4x4x2xf32>) -> tenso
 
 // -----
 
+// batch_norm_inference -> an average pool that excludes its padding (flax's
+// count_include_pad=False: the sum pool divided by the count of each window, a sum pool
+// of ones) -> convolution: the count m is the same for every channel, (v * s) / m = (v /
+// m) * s for any s; the shift stays in front as x + t / s.
+// CHECK-LABEL: func.func @fold_bn_average_pool_excluding_padding_conv(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[X]], %{{.+}})
+// CHECK:         %[[D:.+]] = stablehlo.divide %[[P]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[D]], %{{.+}})
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[C]]
+func.func @fold_bn_average_pool_excluding_padding_conv(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window, stablehlo.divide [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1x4x4x1xf32>
+  %cnt = "stablehlo.reduce_window"(%ones, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x1xf32>, tensor<f32>) -> tensor<1x4x4x1xf32>
+  %m = stablehlo.broadcast_in_dim %cnt, dims = [0, 1, 2, 3] : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x2xf32>
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_conv]
+  %c = stablehlo.convolution(%avg, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// The average pool's divisor differs from channel to channel: it does not commute with s.
+// CHECK-LABEL: func.func @no_fold_average_pool_divisor_along_the_feature(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_average_pool_divisor_along_the_feature(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the average pool's divisor varies along the feature dimension [fold_input_affine_into_conv]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%y, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 1, 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.constant dense<[[[[4.0, 6.0], [6.0, 9.0], [6.0, 9.0], [4.0, 6.0]], [[6.0, 9.0], [9.0, 9.0], [9.0, 9.0], [6.0, 9.0]], [[6.0, 9.0], [9.0, 9.0], [9.0, 9.0], [6.0, 9.0]], [[4.0, 6.0], [6.0, 9.0], [6.0, 9.0], [4.0, 4.0]]]]> : tensor<1x4x4x2xf32>
+  %avg = stablehlo.divide %p, %m : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%avg, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // A transpose moves the feature (dimension 2 of the chain, 1 of the Dense's input), and
 // any per-channel map passes it: with no relu the shift passes too, into a bias after
 // the Dense (one output feature: a bias add on a result no larger than the chain's).

@@ -17,7 +17,9 @@ over dimensions other than the channels' (a global average pool's `reduce` add, 
 sum(v * s) = sum(v) * s, up to the rounding of the sum's terms), and a sum pool whose
 window is one channel wide (`reduce_window` add, init 0: an average pool before its
 divide; a shift passes it as n * t where no padding or base dilation puts the init value
-in a window, n the window's size); a `reduce` maximum over
+in a window, n the window's size), and the divide of one that excludes its padding by a
+count per position m computed from constants, the same for every channel ((v * s) / m =
+(v / m) * s; no shift passes it: t / m is not per-channel); a `reduce` maximum over
 them (a global max pool) is a max-pool. Both directions read these ops here: the output
 side (`patterns.through`: a scale moved back from a chain after them into the linear op
 before them) and the input side (`patterns.input_side`: a scale moved forward from a
@@ -31,9 +33,10 @@ operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
-- `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`:
-  a sum pool and a `reduce` sum, why one cannot be passed, how many elements a shift
-  meets in one (both directions);
+- `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`,
+  `divides_sum_pool_by_map`, `pool_divisor_refused`: a sum pool, its divide by a count
+  map and a `reduce` sum, why one cannot be passed, how many elements a shift meets in
+  one (both directions);
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one (both directions read it here);
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
@@ -59,8 +62,9 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
-from ..constants import dimensions, float_dtype
+from ..constants import constant_f64, dimensions, float_dtype
 from ..fold import reasons
+from ..fold.affine_map import computed_from_constants
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
@@ -79,12 +83,14 @@ __all__ = [
     "clamp_bound_f64",
     "read_callee_once",
     "data_operands",
+    "divides_sum_pool_by_map",
     "feature_below",
     "is_max_pool",
     "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
     "passed_by",
+    "pool_divisor_refused",
     "reduced_elements",
     "sum_pool_refused",
     "sum_pool_taps",
@@ -103,9 +109,11 @@ PASSAGE_OPS = (
     stablehlo.ClampOp,
     stablehlo.SliceOp,
     stablehlo.ConcatenateOp,
+    stablehlo.DivOp,
 )
 """The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
-a relu6, a select only when it is a leaky relu)."""
+a relu6, a select only when it is a leaky relu, a divide only when it is an average
+pool's by a count map)."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
     constant bounds or a call of a relu6 (`called_relu6`), a slice of `value`, a
     concatenate of `value` with others along `feature`, a sum pool of `value`
-    (`sum_pool_refused`; any sign, the shift times `sum_pool_taps`), a pad of `value` with zero
+    (`sum_pool_refused`; any sign, the shift times `sum_pool_taps`), its divide by a count
+    map (`pool_divisor_refused`; any sign, no shift), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
     the lowest value) of `value` over other dimensions, or a transpose or reshape of
     `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
@@ -192,6 +201,10 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         return _concatenate(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
+    if isinstance(op, stablehlo.DivOp) and op.lhs == value and op.rhs != value and divides_sum_pool_by_map(op):
+        # (pool(v) * s) / m = (pool(v) / m) * s; t / m is not per-channel: no shift passes.
+        refused = pool_divisor_refused(op.rhs, feature)
+        return refused if refused is not None else Passed(op, value, None, feature)
     if isinstance(op, stablehlo.ReduceWindowOp) and is_sum_pool(op) and op.inputs[0] == value:
         # pool(v * s + t) = pool(v) * s + n * t, n the taps each window reads (no padding).
         refused = sum_pool_refused(op, feature)
@@ -459,6 +472,39 @@ def _window_spans(pool: stablehlo.ReduceWindowOp, feature: int) -> bool:
     if "padding" in attributes:
         padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2)[feature].tolist()
     return any(n != 1 for n in along) or padding != [0, 0]
+
+
+def divides_sum_pool_by_map(op: stablehlo.DivOp) -> bool:
+    """Whether `op` divides a sum pool by a value that is not one scalar (an average
+    pool's per-position count, `count_include_pad=False`). A scalar divisor is a
+    per-channel factor: a chain takes it in (both directions read it here)."""
+    pool = op.lhs.owner
+    if not isinstance(pool, stablehlo.ReduceWindowOp) or not is_sum_pool(pool):
+        return False
+    return uniform_f64(op.rhs) is None
+
+
+def pool_divisor_refused(divisor: ir.Value, feature: int) -> Reason | None:
+    """Why an average pool's divisor m does not pass a per-channel scale, (v / m) * s = (v *
+    s) / m: it is computed from the data (not only constants and sum pools of them), or
+    it varies along `feature` (not a broadcast of a value one element wide there, nor a
+    constant equal across it)."""
+    source, along = divisor, feature
+    if isinstance(source.owner, stablehlo.BroadcastInDimOp):
+        dims = dimensions(source.owner.broadcast_dimensions)
+        source = source.owner.operand
+        along = dims.index(feature) if feature in dims else None
+    data = source.owner.inputs[0] if isinstance(source.owner, stablehlo.ReduceWindowOp) else source
+    if isinstance(source.owner, stablehlo.ReduceWindowOp) and not is_sum_pool(source.owner):
+        return reasons.DIVISOR_FROM_DATA
+    if not computed_from_constants(data):
+        return reasons.DIVISOR_FROM_DATA
+    if along is None or ir.RankedTensorType(source.type).shape[along] == 1:
+        return None
+    values = constant_f64(source)
+    if values is None or np.any(values != np.take(values, [0], axis=along)):
+        return reasons.DIVISOR_ALONG_FEATURE
+    return None
 
 
 def sum_reduce(op: stablehlo.ReduceOp) -> ir.Value | None:

@@ -134,6 +134,7 @@ from ..analysis.passage import (
     Passed,
     activation_data,
     data_operands,
+    divides_sum_pool_by_map,
     feature_below,
     is_sum_pool,
     passed_by,
@@ -195,12 +196,13 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     one, or an inline select whose compare and multiply only it reads), clamp (or a call of
     a relu6), slice, concatenate along the feature (of the walk's value and others, not of
     two values the walk reaches), max-pool, sum pool (`reduce_window` add: an average pool
-    before its divide), pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
+    before its divide), a sum pool's divide by a count map (an average pool that excludes
+    its padding), pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
     it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
     per channel along the feature), a max-pool's init value is -inf or the
     lowest value and its window, stride, padding and dilation along the feature are one,
     one, none and one, a sum pool's init value is 0 and its window along the feature the
-    same, a pad's padding value is zero and it pads nothing along the feature,
+    same, a count map is computed from constants and the same along the feature, a pad's padding value is zero and it pads nothing along the feature,
     a reduce reduces other dimensions only, from 0 for an add and -inf or the lowest value
     for a maximum, a reshape keeps the feature whole (static shapes, as many elements before
     it); and for each linear op: no dynamic dimension is contracted or windowed (the
@@ -212,7 +214,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     the shift is zero; with steps in the graph, the chain's constants are finite in the
     activation's type; the fold removes an activation-sized op; with ops passed, the chain's
     values are constants; with a clamp passed, no scale is zero; with a relu, leaky
-    relu, max-pool, pad or a sum pool that pads or dilates its input passed (not only sums,
+    relu, max-pool, pad, count map divide or a sum pool that pads or dilates its input
+    passed (not only sums,
     unpadded sum pools, transposes and reshapes, which the shift passes, as n * t through
     a sum of n elements), no scale is
     zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
@@ -414,6 +417,10 @@ def _walked(
             datas = list(op.inputs) if len(op.inputs) == 1 else []
         elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
             datas = [op.inputs[0]]
+        elif kind is stablehlo.DivOp:
+            if not divides_sum_pool_by_map(op):
+                break  # a per-feature divide: a chain ends here
+            datas = [op.lhs]
         else:
             datas = [d for d, _ in data_operands(op)]
             if not datas:

@@ -96,6 +96,8 @@ from ..analysis.passage import called_leaky_relu as _called_leaky_relu
 from ..analysis.passage import called_relu6 as _called_relu6
 from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
+from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_map
+from ..analysis.passage import pool_divisor_refused as _divisor_refused
 from ..analysis.passage import feature_below as _reduce_feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
@@ -107,7 +109,7 @@ from ..analysis.per_channel import uniform_f64
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
-from ..constants import constant_f64, dimensions, float_dtype, round_to
+from ..constants import dimensions, float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -119,7 +121,6 @@ from ..fold.affine_map import (
     affine_chain,
     biased_linear,
     bias_and_weights,
-    computed_from_constants,
     per_channel_op,
     stored_weights,
 )
@@ -530,39 +531,6 @@ def _feature_below(op: ir.OpView, feature: int) -> int | None:
     for dim, size in enumerate(before):
         if size == after[feature] and inner is not None and _elements(before[dim + 1:]) == inner:
             return dim
-    return None
-
-
-def _divides_sum_pool_by_map(op: stablehlo.DivOp) -> bool:
-    """Whether `op` divides a sum pool by a value that is not one scalar (an average
-    pool's per-position count, `count_include_pad=False`). A scalar divisor is a
-    per-channel factor: the chain after the pool takes it in."""
-    pool = op.lhs.owner
-    if not isinstance(pool, stablehlo.ReduceWindowOp) or not _is_sum_pool(pool):
-        return False
-    return uniform_f64(op.rhs) is None
-
-
-def _divisor_refused(divisor: ir.Value, feature: int) -> Reason | None:
-    """Why an average pool's divisor m does not pass a per-channel scale, (v / m) * s = (v *
-    s) / m: it is computed from the data (not only constants and sum pools of them), or
-    it varies along `feature` (not a broadcast of a value one element wide there, nor a
-    constant equal across it)."""
-    source, along = divisor, feature
-    if isinstance(source.owner, stablehlo.BroadcastInDimOp):
-        dims = dimensions(source.owner.broadcast_dimensions)
-        source = source.owner.operand
-        along = dims.index(feature) if feature in dims else None
-    data = source.owner.inputs[0] if isinstance(source.owner, stablehlo.ReduceWindowOp) else source
-    if isinstance(source.owner, stablehlo.ReduceWindowOp) and not _is_sum_pool(source.owner):
-        return reasons.DIVISOR_FROM_DATA
-    if not computed_from_constants(data):
-        return reasons.DIVISOR_FROM_DATA
-    if along is None or ir.RankedTensorType(source.type).shape[along] == 1:
-        return None
-    values = constant_f64(source)
-    if values is None or np.any(values != np.take(values, [0], axis=along)):
-        return reasons.DIVISOR_ALONG_FEATURE
     return None
 
 
