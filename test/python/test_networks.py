@@ -182,8 +182,11 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     # layer through the reshape or transpose. The flattened form's norm ops ([B * T, C])
     # are not activation-sized by the rule above; the channels-first form's 6 are.
     ("flax_levit", Variant(A, ST, F32)): Expected(6, 6, 39, 0),
-    # left: the 6 channels-first norm ops ("per-channel scale or shift is not a constant:
-    # only constants pass a reshape"; the norms' statistics are arguments).
+    # left: the 6 channels-first norm ops ("weights the graph would scale or contract on
+    # every call have more elements than the activation": each Dense kernel, an argument,
+    # is twice its norm's activation at batch 1; with fold-larger-weight-arguments they stay
+    # as "per-channel scale or shift is not a constant: only constants pass a reshape", the
+    # norms' statistics being arguments).
     ("flax_levit", Variant(C, SY, F32)): Expected(6, 0, 37, 4),
     # the flattened form through a dynamic_reshape; its pair stays (no identity pattern
     # for dynamic reshapes).
