@@ -184,9 +184,9 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     ("flax_levit", Variant(A, ST, F32)): Expected(6, 6, 39, 0),
     # left: the 6 channels-first norm ops ("weights the graph would scale or contract on
     # every call have more elements than the activation": each Dense kernel, an argument,
-    # is twice its norm's activation at batch 1; with fold-larger-weight-arguments they stay
-    # as "per-channel scale or shift is not a constant: only constants pass a reshape", the
-    # norms' statistics being arguments).
+    # is two to four times its norm's activation at batch 1; with
+    # fold-larger-weight-arguments they stay as "per-channel scale or shift is not a
+    # constant: only constants pass a reshape", the norms' statistics being arguments).
     ("flax_levit", Variant(C, SY, F32)): Expected(6, 0, 37, 4),
     # the flattened form through a dynamic_reshape; its pair stays (no identity pattern
     # for dynamic reshapes).
