@@ -55,6 +55,11 @@ def report_chains_left(
     for op in affine:
         if recorder.has_skip(op) or recorder.was_built(op):
             continue
+        # L + b is the canonical form. Asked before whether the op is in a chain: that
+        # reads its bias per channel, costly where it is still computed from constants
+        # (Keras's `beta - mean * inv` after the scale folded).
+        if isinstance(op, stablehlo.AddOp) and biased_linear(op.result) is not None:
+            continue
         if not members.holds(hash(op.operation)):
             continue
         users = list(op.result.uses)
@@ -69,8 +74,6 @@ def report_chains_left(
             inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
             continue  # a pattern already said why this chain stays
-        if isinstance(op, stablehlo.AddOp) and biased_linear(op.result) is not None:
-            continue  # L + b: the canonical form
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
         recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
