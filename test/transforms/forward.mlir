@@ -1179,3 +1179,109 @@ func.func @fold_two_chains_through_one_concatenate(%arg0: tensor<1x4x4x2xf32>, %
   %c = stablehlo.convolution(%cc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x5xf32>, tensor<1x1x5x1xf32>) -> tensor<1x4x4x1xf32>
   return %c : tensor<1x4x4x1xf32>
 }
+
+// -----
+
+// torchvision's DenseNet head through torch-mlir with a symbolic batch: the last batch
+// norm (each step broadcast onto the activation's shape) -> relu -> sum over H and W ->
+// `dynamic_reshape` to [?, C, 1, 1] (its shape read from the relu, which stays) -> a
+// broadcast onto its own shape -> divide by H * W (a broadcast scalar, which folds into
+// the Linear first) -> `dynamic_reshape` to [?, C] -> Linear. Each keeps the channels
+// whole; the scale goes into the Linear, the shift stays in front of the relu.
+// CHECK-LABEL: func.func @fold_through_relu_pool_and_dynamic_reshapes(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<?x2x2x2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[X]], %{{.+}}
+// CHECK:         %[[S:.+]] = stablehlo.reduce(%[[R]] init: %{{.+}}) applies stablehlo.add across dimensions = [2, 3]
+// CHECK:         %[[D:.+]] = tensor.dim %[[R]]
+// CHECK:         %[[P:.+]] = stablehlo.dynamic_reshape %[[S]], %{{.+}} -> tensor<?x2x1x1xf32>
+// CHECK:         %[[F:.+]] = stablehlo.dynamic_reshape %{{.+}}, %{{.+}} -> tensor<?x2xf32>
+// CHECK:         stablehlo.dot_general %[[F]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.divide
+func.func @fold_through_relu_pool_and_dynamic_reshapes(%arg0: tensor<?x2x2x2xf32>) -> tensor<?x3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %shape = shape.shape_of %arg0 : tensor<?x2x2x2xf32> -> tensor<4xindex>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [1] : (tensor<2xf32>, tensor<4xindex>) -> tensor<?x2x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<?x2x2x2xf32>
+  %s = stablehlo.dynamic_broadcast_in_dim %shift, %shape, dims = [1] : (tensor<2xf32>, tensor<4xindex>) -> tensor<?x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.maximum, stablehlo.reduce, stablehlo.dynamic_reshape, stablehlo.dynamic_broadcast_in_dim, stablehlo.dynamic_reshape [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<?x2x2x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %yshape = shape.shape_of %y : tensor<?x2x2x2xf32> -> tensor<4xindex>
+  %zero = stablehlo.dynamic_broadcast_in_dim %z, %yshape, dims = [] : (tensor<f32>, tensor<4xindex>) -> tensor<?x2x2x2xf32>
+  %r = stablehlo.maximum %y, %zero : tensor<?x2x2x2xf32>
+  %sum = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [2, 3] : (tensor<?x2x2x2xf32>, tensor<f32>) -> tensor<?x2xf32>
+  %b = tensor.dim %r, %c0 : tensor<?x2x2x2xf32>
+  %pshape = tensor.from_elements %b, %c2, %c1, %c1 : tensor<4xindex>
+  %p = stablehlo.dynamic_reshape %sum, %pshape : (tensor<?x2xf32>, tensor<4xindex>) -> tensor<?x2x1x1xf32>
+  %own = shape.shape_of %p : tensor<?x2x1x1xf32> -> tensor<4xindex>
+  %pb = stablehlo.dynamic_broadcast_in_dim %p, %own, dims = [0, 1, 2, 3] : (tensor<?x2x1x1xf32>, tensor<4xindex>) -> tensor<?x2x1x1xf32>
+  %four = stablehlo.constant dense<4.0> : tensor<f32>
+  %n = stablehlo.dynamic_broadcast_in_dim %four, %own, dims = [] : (tensor<f32>, tensor<4xindex>) -> tensor<?x2x1x1xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:11: folded stablehlo.divide into stablehlo.dot_general through stablehlo.dynamic_reshape [fold_input_affine_into_dot_general]
+  %mean = stablehlo.divide %pb, %n : tensor<?x2x1x1xf32>
+  %a = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2x2x2xf32>) -> tensor<i32>
+  %a1 = stablehlo.reshape %a : (tensor<i32>) -> tensor<1xi32>
+  %two = stablehlo.constant dense<2> : tensor<1xi32>
+  %fshape = stablehlo.concatenate %a1, %two, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %f = stablehlo.dynamic_reshape %mean, %fshape : (tensor<?x2x1x1xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size) [fold_input_affine_into_dot_general]
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<?x2xf32>, tensor<2x3xf32>) -> tensor<?x3xf32>
+  return %d : tensor<?x3xf32>
+}
+
+// -----
+
+// torch-mlir's flattening reads the batch size from the chain's result: the shape read
+// goes with the result, to what replaces it (here x itself: with only a dynamic reshape
+// passed, the shift goes into the Linear's bias too, and nothing is left in front).
+// CHECK-LABEL: func.func @fold_through_dynamic_reshape_reading_the_chain_shape(
+// CHECK:         %[[B:.+]] = tensor.dim %arg0
+// CHECK:         %[[E:.+]] = tensor.from_elements %[[B]]
+// CHECK:         %[[F:.+]] = stablehlo.dynamic_reshape %arg0, %[[E]]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[F]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<?x2xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_through_dynamic_reshape_reading_the_chain_shape(%arg0: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %shape = shape.shape_of %arg0 : tensor<?x2xf32> -> tensor<2xindex>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [1] : (tensor<2xf32>, tensor<2xindex>) -> tensor<?x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<?x2xf32>
+  %s = stablehlo.dynamic_broadcast_in_dim %shift, %shape, dims = [1] : (tensor<2xf32>, tensor<2xindex>) -> tensor<?x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.dynamic_reshape [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<?x2xf32>
+  %b = tensor.dim %y, %c0 : tensor<?x2xf32>
+  %fshape = tensor.from_elements %b, %c2 : tensor<2xindex>
+  %f = stablehlo.dynamic_reshape %y, %fshape : (tensor<?x2xf32>, tensor<2xindex>) -> tensor<?x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5]]> : tensor<2x2xf32>
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<?x2xf32>, tensor<2x2xf32>) -> tensor<?x2xf32>
+  return %d : tensor<?x2xf32>
+}
+
+// -----
+
+// A dynamic reshape that merges the channels with the tokens ([?, 2, 2] -> [?, 4]) is no
+// passage: the chain along the last dimension is not per feature of the Linear's input,
+// and nothing folds (no candidate, so no report line).
+// CHECK-LABEL: func.func @no_fold_dynamic_reshape_merging_the_feature(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.dynamic_reshape
+func.func @no_fold_dynamic_reshape_merging_the_feature(%arg0: tensor<?x2x2xf32>, %fshape: tensor<2xindex>) -> tensor<?x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shape = shape.shape_of %arg0 : tensor<?x2x2xf32> -> tensor<3xindex>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [2] : (tensor<2xf32>, tensor<3xindex>) -> tensor<?x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<?x2x2xf32>
+  %f = stablehlo.dynamic_reshape %m, %fshape : (tensor<?x2x2xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  return %d : tensor<?x3xf32>
+}

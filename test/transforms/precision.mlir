@@ -183,6 +183,65 @@ func.func @fold_depthwise_island_argument_master_through_reshape(%arg0: tensor<1
 
 // -----
 
+// LeViT's channels-first Linear_BN in bf16: a Dense layer, `transpose` to [B, C, N], the
+// BatchNorm1d in f32 between converts. The transpose only moves elements: the scaled
+// master weights are rounded to bf16 once, the bias added before the rebuilt transpose.
+// CHECK-LABEL: func.func @fold_island_through_transpose
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], {{.+}} -> tensor<1x8x3xbf16>
+// CHECK:         %[[B:.+]] = stablehlo.broadcast_in_dim %{{.+}}, dims = [2] : (tensor<3xbf16>) -> tensor<1x8x3xbf16>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %[[B]] : tensor<1x8x3xbf16>
+// CHECK:         %[[T:.+]] = stablehlo.transpose %[[A]], dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         return %[[T]]
+func.func @fold_island_through_transpose(%arg0: tensor<1x8x4xbf16>) -> tensor<1x3x8xbf16> {
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [0.125, 1.0, -2.0], [3.0, -0.5, 0.75]]> : tensor<4x3xf32>
+  %k = stablehlo.convert %w : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
+  %tf = stablehlo.convert %t : (tensor<1x3x8xbf16>) -> tensor<1x3x8xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
+  %s = stablehlo.subtract %tf, %m : tensor<1x3x8xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
+  %n = stablehlo.multiply %s, %i : tensor<1x3x8xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.dot_general through stablehlo.transpose [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x3x8xf32>) -> tensor<1x3x8xbf16>
+  return %y : tensor<1x3x8xbf16>
+}
+
+// -----
+
+// LeViT's flattened Linear_BN in bf16: the tokens reshaped into the batch ([B * N, C]),
+// the norm in f32; the weights' master is an argument (scaled in f32, rounded to bf16
+// once, in the graph).
+// CHECK-LABEL: func.func @fold_island_through_reshape_argument_master
+// CHECK:         %[[P:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<4x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.convert %[[P]] : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], {{.+}} -> tensor<1x8x3xbf16>
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x8x3xbf16>
+// CHECK:         %[[R:.+]] = stablehlo.reshape %[[A]] : (tensor<1x8x3xbf16>) -> tensor<8x3xbf16>
+// CHECK-NOT:     stablehlo.convert %{{.+}} : (tensor<8x3xf32>)
+// CHECK:         return %[[R]]
+func.func @fold_island_through_reshape_argument_master(%arg0: tensor<1x8x4xbf16>, %w: tensor<4x3xf32>) -> tensor<8x3xbf16> {
+  %k = stablehlo.convert %w : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %mean = stablehlo.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %r = stablehlo.reshape %d : (tensor<1x8x3xbf16>) -> tensor<8x3xbf16>
+  %rf = stablehlo.convert %r : (tensor<8x3xbf16>) -> tensor<8x3xf32>
+  %m = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<3xf32>) -> tensor<8x3xf32>
+  %s = stablehlo.subtract %rf, %m : tensor<8x3xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<8x3xf32>
+  %n = stablehlo.multiply %s, %i : tensor<8x3xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: folded stablehlo.convert into stablehlo.dot_general through stablehlo.reshape [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<8x3xf32>) -> tensor<8x3xbf16>
+  return %y : tensor<8x3xbf16>
+}
+
+// -----
+
 // weights have no wider master copy: the kernel is stored only in bf16, and scaling it
 // would add a rounding the original never made.
 // CHECK-LABEL: func.func @no_fold_island_without_master_weights
@@ -417,4 +476,64 @@ func.func @fold_island_argument_chain_scales_constant_master(%arg0: tensor<4x8xb
   %n = stablehlo.multiply %d, %i : tensor<4x3xf32>
   %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
   return %y : tensor<4x3xbf16>
+}
+
+// -----
+
+// weights have no wider master copy: through a transpose as without one, a kernel stored
+// only in bf16 is refused.
+// CHECK-LABEL: func.func @no_fold_island_through_transpose_without_master_weights
+// CHECK:         stablehlo.transpose
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x3x8xf32>
+func.func @no_fold_island_through_transpose_without_master_weights(%arg0: tensor<1x8x4xbf16>) -> tensor<1x3x8xbf16> {
+  %k = stablehlo.constant dense<0.5> : tensor<4x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
+  %tf = stablehlo.convert %t : (tensor<1x3x8xbf16>) -> tensor<1x3x8xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
+  %n = stablehlo.multiply %tf, %i : tensor<1x3x8xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x3x8xf32>) -> tensor<1x3x8xbf16>
+  return %y : tensor<1x3x8xbf16>
+}
+
+// -----
+
+// reshape or transpose result has other users: the transposed bf16 activation is also
+// returned, and would stay computed from the old Dense layer.
+// CHECK-LABEL: func.func @no_fold_island_transpose_multi_user
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x3x8xf32>
+func.func @no_fold_island_transpose_multi_user(%arg0: tensor<1x8x4xbf16>) -> (tensor<1x3x8xbf16>, tensor<1x3x8xbf16>) {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %k = stablehlo.convert %w : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
+  %tf = stablehlo.convert %t : (tensor<1x3x8xbf16>) -> tensor<1x3x8xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
+  %n = stablehlo.multiply %tf, %i : tensor<1x3x8xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: reshape or transpose result has other users [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x3x8xf32>) -> tensor<1x3x8xbf16>
+  return %y, %t : tensor<1x3x8xbf16>, tensor<1x3x8xbf16>
+}
+
+// -----
+
+// a reshape splits or merges the feature dimension: the chain's 24 channels are the Dense
+// layer's 8 tokens times its 3 features.
+// CHECK-LABEL: func.func @no_fold_island_reshape_merges_feature
+// CHECK:         stablehlo.multiply {{.+}} : tensor<1x24xf32>
+func.func @no_fold_island_reshape_merges_feature(%arg0: tensor<1x8x4xbf16>) -> tensor<1x24xbf16> {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %k = stablehlo.convert %w : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0, 1.0, 2.0, 0.5, 4.0, 1.0, 2.0, 0.5, 4.0, 1.0, 2.0, 0.5, 4.0, 1.0, 2.0, 0.5, 4.0, 1.0, 2.0, 0.5, 4.0, 1.0]> : tensor<24xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %r = stablehlo.reshape %d : (tensor<1x8x3xbf16>) -> tensor<1x24xbf16>
+  %rf = stablehlo.convert %r : (tensor<1x24xbf16>) -> tensor<1x24xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<24xf32>) -> tensor<1x24xf32>
+  %n = stablehlo.multiply %rf, %i : tensor<1x24xf32>
+  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: a reshape splits or merges the feature dimension [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x24xf32>) -> tensor<1x24xbf16>
+  return %y : tensor<1x24xbf16>
 }

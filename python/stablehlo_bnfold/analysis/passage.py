@@ -25,8 +25,9 @@ side (`patterns.through`: a scale moved back from a chain after them into the li
 before them) and the input side (`patterns.input_side`: a scale moved forward from a
 chain before them into the linear ops after them). The feature dimension keeps its size
 through each of them, and its index except where a `reduce` drops dimensions before it;
-a transpose and a reshape that keeps it whole (as many elements before it) move it, and
-any per-channel map passes them; so it does a slice and a concatenate along the feature,
+a transpose and a reshape that keeps it whole (as many elements before it; with a
+symbolic batch, a dynamic reshape, as many after it) move it, and any per-channel map
+passes them, and torch-mlir's dynamic broadcast of a value onto its own shape; so it does a slice and a concatenate along the feature,
 channel by channel: a linear op after them meets the channels they keep, or the other
 operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
 
@@ -68,6 +69,7 @@ from ..fold.affine_map import computed_from_constants
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
+from .shapes import broadcasts_onto_own_shape
 from .users import single_user
 
 __all__ = [
@@ -85,6 +87,7 @@ __all__ = [
     "data_operands",
     "divides_sum_pool_by_map",
     "feature_below",
+    "identity_broadcast",
     "is_max_pool",
     "is_sum_pool",
     "leaky_relu_data",
@@ -109,11 +112,14 @@ PASSAGE_OPS = (
     stablehlo.ClampOp,
     stablehlo.SliceOp,
     stablehlo.ConcatenateOp,
+    stablehlo.DynamicReshapeOp,
+    stablehlo.DynamicBroadcastInDimOp,
     stablehlo.DivOp,
 )
 """The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
-a relu6, a select only when it is a leaky relu, a divide only when it is an average
-pool's by a count map)."""
+a relu6, a select only when it is a leaky relu, a dynamic broadcast only onto its
+operand's own shape: `identity_broadcast`, a divide only when it is an average pool's by
+a count map)."""
 
 
 @dataclass(frozen=True)
@@ -184,8 +190,9 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
     (`sum_pool_refused`; any sign, the shift times `sum_pool_taps`), its divide by a count
     map (`pool_divisor_refused`; any sign, no shift), a pad of `value` with zero
     padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
-    the lowest value) of `value` over other dimensions, or a transpose or reshape of
-    `value` that keeps `feature` whole. The reason when `op` is one of these kinds reading
+    the lowest value) of `value` over other dimensions, a transpose or reshape (static
+    or dynamic) of `value` that keeps `feature` whole, or a dynamic broadcast of `value`
+    onto its own shape (`identity_broadcast`). The reason when `op` is one of these kinds reading
     `value` but cannot be passed; None when it is none of them.
 
     >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
@@ -209,10 +216,13 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         # pool(v * s + t) = pool(v) * s + n * t, n the taps each window reads (no padding).
         refused = sum_pool_refused(op, feature)
         return refused if refused is not None else Passed(op, value, None, feature, shift_factor=sum_pool_taps(op))
-    if isinstance(op, (stablehlo.ReshapeOp, stablehlo.TransposeOp)) and op.operand == value:
+    if isinstance(op, _DATA_MOVEMENT) and op.operand == value:
         # Data movement: a shift passes it as it is.
         above = _feature_above(op, feature)
         return reasons.RESHAPE_SPLITS_FEATURE if above is None else Passed(op, value, None, above, False, 1.0)
+    if isinstance(op, stablehlo.DynamicBroadcastInDimOp) and op.operand == value and identity_broadcast(op):
+        # torch-mlir's broadcast of a value onto its own shape (a symbolic batch): the identity.
+        return Passed(op, value, None, feature, False, 1.0)
     for data, zero in data_operands(op):
         if data != value or (zero is not None and zero == value):
             continue
@@ -239,11 +249,11 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
 def feature_below(op: ir.OpView, feature: int) -> int | None:
     """The dimension of `op`'s data operand that its result's dimension `feature` comes
     from: the same, except below a `reduce`, whose result keeps the operand's dimensions
-    that it does not reduce, in order, a transpose, and a reshape that keeps it whole
-    (None where it does not)."""
+    that it does not reduce, in order, a transpose, and a reshape (static or dynamic)
+    that keeps it whole (None where it does not)."""
     if isinstance(op, stablehlo.TransposeOp):
         return dimensions(op.permutation)[feature]
-    if isinstance(op, stablehlo.ReshapeOp):
+    if isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
         return _whole(op.result, op.operand, feature)
     if not isinstance(op, stablehlo.ReduceOp):
         return feature
@@ -252,7 +262,19 @@ def feature_below(op: ir.OpView, feature: int) -> int | None:
     return kept[feature]
 
 
-def _feature_above(op: stablehlo.ReshapeOp | stablehlo.TransposeOp, feature: int) -> int | None:
+_DATA_MOVEMENT = (stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.DynamicReshapeOp)
+"""Ops that only move elements: any per-channel map passes them along a dimension they
+keep whole."""
+
+
+def identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp) -> bool:
+    """Whether `op` broadcasts its operand onto the operand's own shape, to its own type
+    (`analysis.shapes.broadcasts_onto_own_shape`): torch-mlir's step before an elementwise
+    op with a symbolic batch, which changes nothing."""
+    return op.result.type == op.operand.type and broadcasts_onto_own_shape(op)
+
+
+def _feature_above(op: stablehlo.ReshapeOp | stablehlo.TransposeOp | stablehlo.DynamicReshapeOp, feature: int) -> int | None:
     """The dimension of `op`'s result that its operand's dimension `feature` becomes: a
     transpose's, or a reshape's that keeps it whole; None where a reshape splits or merges
     it with others."""
@@ -264,16 +286,39 @@ def _feature_above(op: stablehlo.ReshapeOp | stablehlo.TransposeOp, feature: int
 def _whole(source: ir.Value, target: ir.Value, feature: int) -> int | None:
     """The dimension of `target` (a reshape of `source`, or the other way round) that
     holds `source`'s dimension `feature` whole: as many elements before it, and as many
-    in it, both static; None if there is none."""
+    in it, both static; None if there is none. With a dynamic dimension (a symbolic
+    batch, a dynamic reshape): as many elements after it, static, and as many in it
+    (static, or dynamic with as many elements before it, static): both hold the same
+    number of elements, so the same number before it too, and element i lies in the same
+    channel, (i // after) % size, on both sides."""
     source_type, target_type = ir.RankedTensorType(source.type), ir.RankedTensorType(target.type)
     if not (source_type.has_static_shape and target_type.has_static_shape):
-        return None
+        return _whole_dynamic(source_type.shape, target_type.shape, feature)
     before = int(np.prod(source_type.shape[:feature]))
     size = source_type.shape[feature]
     for d in range(target_type.rank):
         if target_type.shape[d] == size and int(np.prod(target_type.shape[:d])) == before:
             return d
     return None
+
+
+def _whole_dynamic(source: list[int], target: list[int], feature: int) -> int | None:
+    """`_whole` where a shape has a dynamic dimension (negative in `source` and `target`)."""
+    size, after = source[feature], _static_elements(source[feature + 1:])
+    before = _static_elements(source[:feature])
+    if after is None or (size < 0 and before is None):
+        return None
+    for d in range(len(target)):
+        if target[d] != size or _static_elements(target[d + 1:]) != after:
+            continue
+        if size >= 0 or _static_elements(target[:d]) == before:
+            return d
+    return None
+
+
+def _static_elements(shape: list[int]) -> int | None:
+    """How many elements a block of dimensions holds; None when one is dynamic."""
+    return None if any(n < 0 for n in shape) else int(np.prod(shape, dtype=np.int64))
 
 
 def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | Reason | None:

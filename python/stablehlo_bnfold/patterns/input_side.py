@@ -59,7 +59,8 @@ values only). Weights that are themselves computed by a linear op (attention's k
 activation: scaling them would only move the op, and is not done.
 
 Forward across a relu, a leaky relu, a clamp, a max-pool, a zero pad, a sum, a transpose,
-a reshape, a slice or a concatenate (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
+a reshape (static or dynamic), a slice, a concatenate or torch-mlir's broadcast of a value
+onto its own shape (`analysis.passage`): a chain's result may reach its linear ops through ops that commute
 with a positive per-feature scale and keep the feature dimension whole (pre-activation
 networks: BN -> ReLU -> conv in DenseNet and ResNetV2, BN -> ReLU -> max-pool -> conv,
 and their last BN -> ReLU -> global average pool -> Dense, the pool a `reduce` add over
@@ -136,6 +137,7 @@ from ..analysis.passage import (
     data_operands,
     divides_sum_pool_by_map,
     feature_below,
+    identity_broadcast,
     is_sum_pool,
     passed_by,
 )
@@ -323,8 +325,12 @@ _WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
 _CHAIN = frozenset(CHAIN_OPS)
 """The ops a chain may end at."""
 
-_MOVING = frozenset((stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp))
-"""The ops of `_PASSAGE` with one operand, their data."""
+_MOVING = frozenset((
+    stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp,
+    stablehlo.DynamicReshapeOp, stablehlo.DynamicBroadcastInDimOp,
+))
+"""The ops of `_PASSAGE` with one operand, their data (a dynamic reshape's shape and a
+dynamic broadcast's are no data)."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
@@ -410,6 +416,8 @@ def _walked(
         if kind is stablehlo.MaxOp:
             datas = op.operands  # `data_operands`: either side
         elif kind in _MOVING:
+            if kind is stablehlo.DynamicBroadcastInDimOp and not identity_broadcast(op):
+                return None
             datas = [op.operand]
         elif kind is stablehlo.ConcatenateOp:
             return _walked_operand(op, below_feature)
@@ -428,7 +436,11 @@ def _walked(
                 datas = [] if data is None else [data]
         for data in datas:
             owner = data.owner
-            if type(owner) in _WALKED:
+            if type(owner) in _WALKED and (
+                type(owner) is not stablehlo.DynamicBroadcastInDimOp or identity_broadcast(owner)
+            ):
+                # (A dynamic broadcast of anything else is torch-mlir's of a constant: a
+                # relu's zero.)
                 break
         else:
             return None

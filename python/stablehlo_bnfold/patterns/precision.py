@@ -33,11 +33,14 @@ weights stored only in T are refused as with constants. The constant path is unc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
+from ..analysis.passage import feature_below
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype
 from ..fold import reasons
@@ -61,17 +64,19 @@ __all__ = ["FOLD_PRECISION_ISLAND", "fold_precision_island"]
 
 
 def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
-    """convert_T(A(convert_F(L(x, convert_T(W)) [+ b]))) = L(x, round_T(W * s)) + round_T(b * s + t)
+    """convert_T(A(convert_F(P(L(x, convert_T(W)) [+ b])))) = P(L(x, round_T(W * s)) + round_T(b * s + t))
 
-    A is a chain of per-channel affine ops in the wider type F, together y * s + t.
+    A is a chain of per-channel affine ops in the wider type F, together y * s + t; P
+    is none, or reshapes and transposes in T that keep the feature dimension whole.
 
     Holds when, in this order: the convert narrows a float type F to T; below it is a
     chain of per-channel affine ops, each read only by the next, whose per-channel values
     are finite constants with variance + epsilon > 0 for a batch norm (or, with
     `fold-weight-arguments`, values broadcast from narrow arguments, not computed from
     the data: s and t are then computed in F in the graph), ending in a widening convert
-    from T of L or L + b along a dimension L's weights produce; the widening convert has
-    no other user, nor have the bias add and L; b is a finite per-channel constant (or a
+    from T of L or L + b, or of P of it, along a dimension L's weights produce (mapped
+    through P); no reshape of P splits or merges that dimension; the widening convert has
+    no other user, nor has any op of P but the next, nor have the bias add and L; b is a finite per-channel constant (or a
     narrow argument); the weights are a convert to T of master weights at least as wide
     as F, or a reshape of that convert: a constant, or with `fold-weight-arguments` a value not computed by a linear op
     (then convert_T(W_F * s) in the graph); W * s and b * s + t are finite in T (for a
@@ -91,21 +96,28 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
         return rw.not_candidate(op, reasons.NO_ISLAND)
     if isinstance(island, Reason):
         return rw.skip(op, island)
-    affine, widen, linear, feature = island
+    affine, widen, linear, feature, moved = island
+    if moved.linear_feature is None:
+        return rw.skip(op, reasons.RESHAPE_SPLITS_FEATURE)
     if not single_user(widen.result):
         return rw.skip(op, reasons.WIDEN_USERS)
+    if not all(single_user(passed.result) for passed in moved.ops):
+        return rw.skip(op, reasons.MOVED_USERS)
+    linear_feature = moved.linear_feature
     shape = ir.RankedTensorType(op.result.type).shape
     like = op.operand  # values computed in the graph are computed in F
     scale, shift = affine.affine(like)
-    bias = chain_bias(linear, feature, shape[feature], arguments)
+    bias = chain_bias(linear, linear_feature, shape[feature], arguments)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    weights = _master_weights(linear, feature, wide, arguments)
+    weights = _master_weights(linear, linear_feature, wide, arguments)
     if isinstance(weights, Reason):
         return rw.skip(op, weights)
     shift = per_channel_op(np.add, per_channel_op(np.multiply, bias, scale, like), shift, like)
     plan = plan_fold(
-        op, linear, feature, scale=scale, shift=shift, weights=weights,
+        op, linear, linear_feature, scale=scale, shift=shift, weights=weights,
+        through=moved.ops, after_feature=feature if moved.ops else None,
+        names=tuple(passed.operation.name for passed in moved.ops),
         larger_weights=rw.fold_larger_weight_arguments,
     )
     if isinstance(plan, Reason):
@@ -117,17 +129,53 @@ def _float_element(value: ir.Value) -> np.dtype | None:
     return float_dtype(ir.ShapedType(value.type).element_type)
 
 
+@dataclass(frozen=True)
+class _Moved:
+    """The reshapes and transposes between a linear op (or its bias add) and the widening
+    convert, the one reading the linear op first (`ops`, often none), and the linear op's
+    dimension that the chain's feature dimension comes from (None when a reshape splits
+    or merges it)."""
+
+    ops: tuple[ir.OpView, ...]
+    linear_feature: int | None
+
+
+def _moved_from_linear(value: ir.Value, feature: int) -> tuple[BiasedLinear, _Moved] | None:
+    """L or L + b below `value` through reshapes and transposes (none or more), and those
+    ops with L's feature dimension for `value`'s `feature`; None when `value` is none."""
+    ops: list[ir.OpView] = []
+    chain = biased_linear(value)
+    while chain is None and isinstance(value.owner, _MOVING):
+        ops.append(value.owner)
+        value = value.owner.operand
+        chain = biased_linear(value)
+    if chain is None:
+        return None
+    linear_feature: int | None = feature
+    for op in ops:
+        if linear_feature is None:
+            break
+        linear_feature = feature_below(op, linear_feature)
+    return chain, _Moved(tuple(reversed(ops)), linear_feature)
+
+
+_MOVING = (stablehlo.ReshapeOp, stablehlo.TransposeOp)
+"""Ops that only move elements, passed below the widening convert (in T, rebuilt there)."""
+
+
 def _island(
     value: ir.Value, target: np.dtype, fold_weight_arguments: bool = False
-) -> tuple[AffineChain, stablehlo.ConvertOp, BiasedLinear, int] | Reason | None:
+) -> tuple[AffineChain, stablehlo.ConvertOp, BiasedLinear, int, _Moved] | Reason | None:
     """The chain of per-channel affine ops that computes `value` from a widening convert of
-    a linear op (or its bias add) in `target`, along a dimension that linear op produces:
-    (chain, convert, linear chain, feature); None if there is none; the reason when the
-    chain stops at an op it cannot fold."""
+    a linear op (or its bias add) in `target`, or of reshapes and transposes of it, along
+    a dimension that linear op produces: (chain, convert, linear chain, feature, the ops
+    between); None if there is none; the reason when the chain stops at an op it cannot
+    fold. A reshape that splits or merges the feature is returned too (its `_Moved` has
+    no linear feature): the fold names it."""
     if not single_user(value):
         return None
     shape = ir.RankedTensorType(value.type).shape
-    reason = None
+    reason, split = None, None
     for feature, channels in enumerate(shape):
         if channels < 0:
             continue
@@ -138,13 +186,17 @@ def _island(
         if affine is None or not isinstance(affine.x.owner, stablehlo.ConvertOp):
             continue
         widen = affine.x.owner
-        chain = biased_linear(widen.operand)
-        if chain is None or _float_element(widen.operand) != target:
+        found = _moved_from_linear(widen.operand, feature)
+        if found is None or _float_element(widen.operand) != target:
             continue
-        if linear_layout(chain.linear, feature) is not None:
-            return affine, widen, chain, feature
+        chain, moved = found
+        if moved.linear_feature is None:
+            split = split or (affine, widen, chain, feature, moved)
+            continue
+        if linear_layout(chain.linear, moved.linear_feature) is not None:
+            return affine, widen, chain, feature, moved
         reason = reason or reasons.CHAIN_NOT_ALONG_FEATURE
-    return reason
+    return split if split is not None else reason
 
 
 def _master_weights(

@@ -124,7 +124,7 @@ from ..fold.affine_map import (
     per_channel_op,
     stored_weights,
 )
-from ..fold.plan import MovedOperands, build, plan_fold, shape_read_from_chain
+from ..fold.plan import MovedOperands, build, per_call_larger, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -194,9 +194,12 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     finite per-channel value; the weights can be scaled (a float constant, or with
     `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
     b_i under the same conditions, its weights a constant (each range is scaled
-    exactly); the chain's scale and shift are constants; unless P is only reshapes,
-    transposes, sums, sum pools (and their divides) and a concatenate, no scale is zero
-    and no scale is negative;
+    exactly); the chain's scale and shift are constants (where P is only reshapes,
+    transposes and a concatenate and they are not, the cost rule of `plan_fold` is
+    asked first: weights that the graph would scale on every call, larger than the
+    chain's result, are that reason); unless P is only reshapes, transposes, sums, sum
+    pools (and their divides) and a concatenate, no scale is zero and no scale is
+    negative;
     each clamp's bounds times s are finite in their element type; K * s, b * s and t
     (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
     """
@@ -271,6 +274,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             return rw.skip(top, parts)
     moving_only = all(isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp)) for step in passed)
     linear_only = all(_is_linear(step) for step in passed)
+    if not chain.constant and moving_only and _scaled_every_call_larger(weights, (scale, shift), top, rw):
+        # What a fold of an argument-valued map would cost decides first: no fold would pay.
+        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     if not chain.constant:
         if moving_only:
             return rw.skip(top, reasons.MOVED_NOT_CONSTANT)
@@ -319,6 +325,16 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
     return build(replace(plan, parts=tuple(others)), rw)
+
+
+def _scaled_every_call_larger(
+    weights: tuple[Weights, ...], parameters: tuple[PerChannel, ...], top: ir.OpView, rw: FoldRewriter
+) -> bool:
+    """Whether `plan.per_call_larger` would refuse scaling `weights` by the chain's
+    `parameters` in the graph (unless `fold-larger-weight-arguments`), on `top`'s result."""
+    if rw.fold_larger_weight_arguments:
+        return False
+    return per_call_larger((w.value if w.master is None else w.master for w in weights), parameters, top.result)
 
 
 @dataclass(frozen=True)
