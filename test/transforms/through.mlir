@@ -621,6 +621,91 @@ func.func @fold_concatenate_along_the_batch(%arg0: tensor<2x4xf32>, %arg1: tenso
 
 // -----
 
+// torch's chunk of a convolution's output channels, one chunk normed: conv + b -> slice
+// of channels 2-3 -> batch_norm_inference, any sign. slice(v) * s + t = slice(v * s' + t'):
+// channels 2-3 of the kernel and bias take s and t, channels 0-1 keep 1 and 0; nothing is
+// left after the slice.
+// CHECK-LABEL: func.func @fold_conv_bias_slice_of_channels_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}7.500000e-01, -5.000000e-01, {{.+}}> : tensor<1x1x2x4xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[A]] [0:1, 0:4, 0:4, 2:4]
+// CHECK-NOT:     batch_norm_inference
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return %[[S]] : tensor<1x4x4x2xf32>
+func.func @fold_conv_bias_slice_of_channels_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875, 0.5], [-0.375, -0.125, 0.625, 0.25]]]]> : tensor<1x1x2x4xf32>
+  %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x4x4x4xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0, 2.0]> : tensor<4xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %c = stablehlo.add %c0, %bb : tensor<1x4x4x4xf32>
+  %s = stablehlo.slice %c [0:1, 0:4, 0:4, 2:4] : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x2xf32>
+  %scale = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.slice [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%s, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x4x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A strided slice of a dot_general's channels (1 and 3) -> multiply, add: the scale goes
+// into columns 1 and 3 of the weights (1 on the others); with no bias add on the
+// dot_general the shift would need a new add on its larger result, so it stays behind the
+// slice as one add.
+// CHECK-LABEL: func.func @fold_dot_general_strided_slice_of_channels_keeps_the_shift(
+// CHECK-DAG:     %[[W:.+]] = stablehlo.constant dense<{{\[\[}}5.000000e-01, -5.000000e-01, 1.000000e+00, -1.000000e+00]{{.+}}> : tensor<4x4xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[D]] [0:2, 1:4:2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[S]], %{{.+}} : tensor<2x2xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]] : tensor<2x2xf32>
+func.func @fold_dot_general_strided_slice_of_channels_keeps_the_shift(%arg0: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5], [0.75, 0.5, -1.0, 0.25], [-0.5, 0.25, 0.125, 1.0], [1.0, -0.75, 0.5, -0.5]]> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_scale_through_relu]
+  %s = stablehlo.slice %d [0:2, 1:4:2] : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %m = stablehlo.constant dense<[2.0, -2.0]> : tensor<2xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  %x = stablehlo.multiply %s, %mb : tensor<2x2xf32>
+  %t = stablehlo.constant dense<[0.5, 1.0]> : tensor<2xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.slice [fold_scale_through_relu]
+  %y = stablehlo.add %x, %tb : tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// A slice along the height (a crop) keeps every channel: conv -> slice -> relu -> batch
+// norm takes the whole scale into the kernel; the shift stays behind the relu.
+// CHECK-LABEL: func.func @fold_conv_slice_of_rows_relu_batch_norm(
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}1.1249944, {{.+}}> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[S:.+]] = stablehlo.slice %[[C]] [0:1, 1:3, 0:4, 0:2]
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[S]], %{{.+}} : tensor<1x2x4x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %{{.+}} : tensor<1x2x4x2xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[Y]] : tensor<1x2x4x2xf32>
+func.func @fold_conv_slice_of_rows_relu_batch_norm(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5], [-0.375, 0.625]]]]> : tensor<1x1x2x2xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.slice %c [0:1, 1:3, 0:4, 0:2] : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x2x4x2xf32>
+  %r = stablehlo.maximum %s, %zero : tensor<1x2x4x2xf32>
+  %scale = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0]> : tensor<2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.slice, stablehlo.maximum [fold_scale_through_relu]
+  %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x2xf32>
+  return %y : tensor<1x2x4x2xf32>
+}
+
+// -----
+
 // conv + bias -> average pool (a sum pool of 2 x 2 without padding, then a divide by 4)
 // -> batch_norm_inference: sums are linear, so any scale passes (a negative gamma too),
 // and so does the shift, as t / 4 per element summed: pool(v) / 4 * s + t =
@@ -1511,6 +1596,71 @@ func.func @no_fold_concatenate_weights_argument(%arg0: tensor<2x4xf32>, %arg1: t
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are not a constant [fold_scale_through_relu]
   %y = stablehlo.multiply %c, %h : tensor<2x6xf32>
   return %y : tensor<2x6xf32>
+}
+
+// -----
+
+// The slice is also returned: its value must stay.
+// CHECK-LABEL: func.func @no_fold_slice_other_users(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_slice_other_users(%arg0: tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5], [0.75, 0.5, -1.0, 0.25], [-0.5, 0.25, 0.125, 1.0], [1.0, -0.75, 0.5, -0.5]]> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %s = stablehlo.slice %d [0:2, 0:2] : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: slice result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %s, %h : tensor<2x2xf32>
+  return %y, %s : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// torch's chunk: two slices read the dot_general, so the other chunk would see the
+// scaled channels too.
+// CHECK-LABEL: func.func @no_fold_chunk_of_dot_general(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_chunk_of_dot_general(%arg0: tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5], [0.75, 0.5, -1.0, 0.25], [-0.5, 0.25, 0.125, 1.0], [1.0, -0.75, 0.5, -0.5]]> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %s = stablehlo.slice %d [0:2, 0:2] : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %r = stablehlo.slice %d [0:2, 2:4] : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: producer result has other users [fold_scale_through_relu]
+  %y = stablehlo.multiply %s, %h : tensor<2x2xf32>
+  return %y, %r : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// A slice of the channels after a relu: the relu below it meets all four channels, the
+// chain only two.
+// CHECK-LABEL: func.func @no_fold_slice_of_channels_after_relu(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_slice_of_channels_after_relu(%arg0: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5], [0.75, 0.5, -1.0, 0.25], [-0.5, 0.25, 0.125, 1.0], [1.0, -0.75, 0.5, -0.5]]> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<2x4xf32>
+  %r = stablehlo.maximum %d, %zero : tensor<2x4xf32>
+  %s = stablehlo.slice %r [0:2, 1:3] : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  %h = stablehlo.constant dense<0.5> : tensor<2x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the slice of the channels does not read the linear op: the ops below it have other channels [fold_scale_through_relu]
+  %y = stablehlo.multiply %s, %h : tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+// The scale is a function argument: only constants pass a slice.
+// CHECK-LABEL: func.func @no_fold_slice_scale_argument(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_slice_scale_argument(%arg0: tensor<16x4xf32>, %arg1: tensor<2xf32>) -> tensor<16x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5], [0.75, 0.5, -1.0, 0.25], [-0.5, 0.25, 0.125, 1.0], [1.0, -0.75, 0.5, -0.5]]> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<16x4xf32>, tensor<4x4xf32>) -> tensor<16x4xf32>
+  %s = stablehlo.slice %d [0:16, 0:2] : (tensor<16x4xf32>) -> tensor<16x2xf32>
+  %h = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<2xf32>) -> tensor<16x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a slice [fold_scale_through_relu]
+  %y = stablehlo.multiply %s, %h : tensor<16x2xf32>
+  return %y : tensor<16x2xf32>
 }
 
 // -----

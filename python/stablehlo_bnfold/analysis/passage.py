@@ -42,7 +42,8 @@ operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
   v, a * v), inline or a call of one (both directions read it here);
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
   per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
-  leaky relu; slices and concatenates map channel ranges (`Passed.picks`);
+  leaky relu; slices and concatenates map channel ranges (`Passed.picks`,
+  `sliced_channels`: the channels a slice keeps, both directions);
 - `passed_by`: whether an op that reads a value is one of them, along a feature, or
   why it cannot be passed; `feature_below`: the feature below one;
 - `called_body`, `read_callee_once`: the body of the function a call calls, and what a
@@ -95,6 +96,7 @@ __all__ = [
     "passed_by",
     "pool_divisor_refused",
     "reduced_elements",
+    "sliced_channels",
     "sum_pool_refused",
     "sum_pool_taps",
     "sum_reduce",
@@ -361,11 +363,20 @@ def _slice(op: stablehlo.SliceOp, value: ir.Value, feature: int, channels: int) 
     the channels it keeps along `feature` (all of them when it slices other dimensions)."""
     if op.operand != value:
         return None
+    return Passed(op, value, None, feature, shift_factor=1.0, picks=sliced_channels(op, feature, channels))
+
+
+def sliced_channels(op: stablehlo.SliceOp, feature: int, channels: int) -> np.ndarray | None:
+    """The channels of `op`'s operand along `feature` (`channels` of them) that the slice
+    keeps, in order (`np.arange(start, limit, stride)`); None when it keeps all of them.
+
+    >>> sliced_channels(slice(v, [0, 2], [4, 8], [1, 1]), feature=1, channels=8)  # doctest: +SKIP
+    array([2, 3, 4, 5, 6, 7])
+    """
     start = dimensions(op.start_indices)[feature]
     limit = dimensions(op.limit_indices)[feature]
     stride = dimensions(op.strides)[feature]
-    picks = None if (start, limit, stride) == (0, channels, 1) else np.arange(start, limit, stride)
-    return Passed(op, value, None, feature, shift_factor=1.0, picks=picks)
+    return None if (start, limit, stride) == (0, channels, 1) else np.arange(start, limit, stride)
 
 
 def _concatenate(op: stablehlo.ConcatenateOp, value: ir.Value, feature: int) -> Passed | Reason | None:

@@ -90,6 +90,9 @@ __all__ = [
     "SHIFT_NOT_CONSTANT",
     "SHIFT_NOT_FINITE",
     "SHIFT_OVER_SCALE_OVERFLOW",
+    "SLICE_NOT_CONSTANT",
+    "SLICE_NOT_FIRST",
+    "SLICE_USERS",
     "SHIFT_KEPT_SUM",
     "SHIFT_KEPT_MAP",
     "DIVIDE_USERS",
@@ -327,3 +330,13 @@ CONCAT_OPERAND_NOT_LINEAR = Reason("an operand of the concatenate is not a linea
 """Why a chain after a concatenate stays: one operand's range of the scale has no
 weights to go into; the line names what computes it (`Reason.detailed`)."""
 CONCAT_USERS = Reason("concatenate result has other users")
+
+# Through a slice (patterns/through.py).
+SLICE_NOT_FIRST = Reason(
+    "the slice of the channels does not read the linear op: the ops below it have other channels"
+)
+"""Why a chain after a slice of some channels stays when the slice is not the first op
+after L or L + b: a relu, clamp or pool below it would meet all of L's channels, the
+chain only the kept ones."""
+SLICE_USERS = Reason("slice result has other users")
+SLICE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a slice")

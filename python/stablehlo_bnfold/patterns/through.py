@@ -79,8 +79,22 @@ over H and W computed from constants (a sum pool of ones), the same for every ch
 
 for any s, so the divide is passed too (up to the rounding of the quotient); t / m is not
 per-channel, and the shift stays behind the divide as one add. A divisor computed from
-the data, or one that differs along the channels, is refused. A slice is not passed (a
-linear op's other output channels would need scale 1 and shift 0).
+the data, or one that differs along the channels, is refused.
+
+A slice only selects elements. Along other dimensions (a crop, a slice of the batch) it
+keeps every channel, and any per-channel map passes it as it passes a reshape. Along the
+feature dimension it keeps the channels picks = start:limit:stride of L's, so
+
+    slice(v) * s + t = slice(v * s' + t')
+
+with s' and t' s and t on the channels it keeps and 1 and 0 on the others: torch's chunk
+or split of a convolution's output channels with a norm on one chunk folds into the
+convolution, its other channels left as they were (a strided slice too: the picks are any
+channels). That needs the slice to read L or L + b (an op below it would meet L's other
+channels) and to be L's only reader (torch's chunk, two slices of one convolution, stays:
+the other chunk would see the scaled channels). The slice's result is smaller than L's, so
+t goes into a bias add L already has, as through a sum; without one it stays behind the
+slice as one add.
 """
 
 from __future__ import annotations
@@ -102,6 +116,7 @@ from ..analysis.passage import feature_below as _reduce_feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
 from ..analysis.passage import reduced_elements as _reduced_elements
+from ..analysis.passage import sliced_channels as _sliced_channels
 from ..analysis.passage import sum_pool_refused as _sum_pool_refused
 from ..analysis.passage import sum_pool_taps as _sum_pool_taps
 from ..analysis.passage import sum_reduce as _sum_reduce
@@ -141,7 +156,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
-    feature dimension whole, a sum pool (and its divide by a count map), a sum over other
+    feature dimension whole, a slice, a sum pool (and its divide by a count map), a sum over other
     dimensions, or a chain of them,
     each read only by the next (conv -> relu -> max-pool -> BN, dense -> reshape -> BN,
     conv -> ReLU6 -> BN, conv -> avg_pool -> BN, conv -> mean -> BN); its first op
@@ -161,9 +176,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     transposes. The scale moves into the weights (and the bias) before P; t stays behind
     it as one add, or goes into the bias too when P is only reshapes and transposes
     (and concatenates; they are linear: no add is left, whatever the sign of s), or
-    sums too, as t / n with n the elements each output of the sums adds, where every sum
+    slices and sums too (a slice's s and t are 1 and 0 on the channels of L it drops), as t / n with n the elements each output of the sums adds, where every sum
     adds the same number (no padding or base dilation, static reduced dimensions; no
-    count map's divide: t / m is not per-channel) and L
+    count map's divide: t / m is not per-channel) and, with a sum or a slice, L
     (and each L_i) has a bias add to take it; else t stays behind P, the report noting
     why at its add. The fold and its skips
     are reported at the chain's outermost op.
@@ -178,7 +193,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     reads P, along a dimension L's weights produce, with a scale that is not all ones;
     some reader of the chain is not a linear op (the input side folds scale and shift
     into the linear ops after it, which leaves no add where their padding allows; here t
-    stays); no reshape of P splits or merges the chain's feature dimension; each
+    stays); no reshape of P splits or merges the chain's feature dimension; a slice
+    that keeps some of the feature dimension's channels is P's first op (reads L or
+    L + b; the ops below a later one would meet channels the chain has no values for); each
     maximum's other operand is a zero constant (a relu), whose shape, when dynamic, is
     not read from L, L + b or an op of P below it (the rebuilt relu would keep them
     computed, or read a value defined after it); no dynamic reshape's shape is read
@@ -195,10 +212,10 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
     b_i under the same conditions, its weights a constant (each range is scaled
     exactly); the chain's scale and shift are constants (where P is only reshapes,
-    transposes and a concatenate and they are not, the cost rule of `plan_fold` is
+    transposes, slices and a concatenate and they are not, the cost rule of `plan_fold` is
     asked first: weights that the graph would scale on every call, larger than the
-    chain's result, are that reason); unless P is only reshapes, transposes, sums, sum
-    pools (and their divides) and a concatenate, no scale is zero and no scale is
+    chain's result, are that reason); unless P is only reshapes, transposes, slices,
+    sums, sum pools (and their divides) and a concatenate, no scale is zero and no scale is
     negative;
     each clamp's bounds times s are finite in their element type; K * s, b * s and t
     (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
@@ -222,6 +239,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     top, channels = chain.top, chain.channels
     if above.linear_feature is None:
         return rw.skip(top, reasons.RESHAPE_SPLITS_FEATURE)
+    picks = _picked_channels(passed, features)
+    if isinstance(picks, Reason):
+        return rw.skip(top, picks)
     for i, step in enumerate(passed):
         if step.zero is None:
             continue
@@ -272,14 +292,15 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         parts = _concat_parts(passed[0].op, above.linear_feature)
         if isinstance(parts, str):
             return rw.skip(top, parts)
-    moving_only = all(isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp)) for step in passed)
+    moving_only = all(isinstance(step.op, (*_MOVING, *_SELECTING)) for step in passed)
     linear_only = all(_is_linear(step) for step in passed)
+    sliced = any(isinstance(step.op, stablehlo.SliceOp) for step in passed)
     if not chain.constant and moving_only and _scaled_every_call_larger(weights, (scale, shift), top, rw):
         # What a fold of an argument-valued map would cost decides first: no fold would pay.
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     if not chain.constant:
         if moving_only:
-            return rw.skip(top, reasons.MOVED_NOT_CONSTANT)
+            return rw.skip(top, reasons.SLICE_NOT_CONSTANT if sliced else reasons.MOVED_NOT_CONSTANT)
         return rw.skip(top, reasons.SUM_NOT_CONSTANT if linear_only else reasons.SCALE_NOT_CONSTANT)
     if not linear_only and np.any(scale == 0):
         return rw.skip(top, reasons.SCALE_ZERO)
@@ -292,16 +313,22 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     # transposes, sums and a concatenate are linear: the shift passes them too, into the
     # biases, divided by the elements each sum adds (sum(v + t / n) = sum(v) + t).
     own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
-    # A sum makes its result smaller than L's: t / n goes only into a bias add L already
-    # has (free); without one, t stays behind the sums as one add on the smaller tensor.
+    # A sum or a slice makes its result smaller than L's: t / n goes only into a bias add
+    # L already has (free); without one, t stays behind them as one add on the smaller
+    # tensor.
     taps = _taps(passed) if linear_only else None
+    smaller = taps is not None and (taps != 1.0 or sliced)
     kept = None
     if linear_only and taps is None:
         divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
         kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
-    elif taps not in (None, 1.0) and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
+    elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
         kept, taps = reasons.COST_LARGER, None
     into_bias = None if taps is None else (shift if taps == 1.0 else shift / taps)
+    if picks is not None:
+        # slice(v) * s + t = slice(v * s' + t'): L's other channels take 1 and 0.
+        scale = _spread(scale, picks, linear_channels, 1.0)
+        into_bias = _spread(into_bias, picks, linear_channels, 0.0)
     inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
     others = []
     for part in parts:
@@ -372,6 +399,30 @@ def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] 
     return parts
 
 
+def _picked_channels(passed: tuple[_Passed, ...], features: list[int]) -> np.ndarray | Reason | None:
+    """The channels of L that P's first op keeps when it is a slice of some of them (the
+    chain's channel i is L's channel picks[i]); None when every op of P keeps all of L's
+    channels; `SLICE_NOT_FIRST` when a later slice keeps some (the ops below it would
+    meet channels the chain has no values for)."""
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.SliceOp):
+            size = ir.RankedTensorType(step.op.operand.type).shape[features[i]]
+            picks = _sliced_channels(step.op, features[i], size)
+            if picks is not None:
+                return picks if i == 0 else reasons.SLICE_NOT_FIRST
+    return None
+
+
+def _spread(values: np.ndarray | None, picks: np.ndarray, channels: int, fill: float) -> np.ndarray | None:
+    """`values` of the chain's channels laid over L's `channels` at `picks`, `fill` on the
+    channels the slice drops (scale 1, shift 0: they are left as they were)."""
+    if values is None:
+        return None
+    spread = np.full(channels, fill)
+    spread[picks] = values
+    return spread
+
+
 def _moved_bounds(
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     scale: np.ndarray,
@@ -415,9 +466,9 @@ def _scaled_bias(
 
 def _is_linear(step: _Passed) -> bool:
     """Whether `step`'s op is linear, passing any per-channel scale, of any sign: a
-    reshape, transpose, concatenate, sum pool, sum over other dimensions or a sum pool's
-    divide by a count map."""
-    if isinstance(step.op, (*_MOVING, stablehlo.ConcatenateOp, stablehlo.ReduceOp, stablehlo.DivOp)):
+    reshape, transpose, concatenate, slice, sum pool, sum over other dimensions or a sum
+    pool's divide by a count map."""
+    if isinstance(step.op, (*_MOVING, *_SELECTING, stablehlo.ReduceOp, stablehlo.DivOp)):
         return True  # (the only reduce `_passed_ops` walks is a sum, the only divide a pool's)
     return isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op)
 
@@ -458,13 +509,15 @@ def _users_reason(step: _Passed) -> Reason:
         return reasons.CLAMP_USERS if _called_relu6(step.op) is not None else reasons.LEAKY_RELU_USERS
     if isinstance(step.op, stablehlo.ConcatenateOp):
         return reasons.CONCAT_USERS
+    if isinstance(step.op, stablehlo.SliceOp):
+        return reasons.SLICE_USERS
     return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
 
 
 @dataclass(frozen=True)
 class _Passed:
     """An op the scale passes: a relu (`zero` the maximum's other operand) or any other
-    (`zero` None: a max-pool, clamp, leaky relu call, reshape, transpose or concatenate);
+    (`zero` None: a max-pool, clamp, leaky relu call, reshape, transpose, slice or concatenate);
     `data` is the operand that reads the op below it, or L."""
 
     op: ir.OpView
@@ -474,8 +527,8 @@ class _Passed:
 
 def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
     """The ops from L or L + b up to `root` (the one reading L first) that the chain's
-    map passes (relus, max-pools, clamps, leaky relus, reshapes, transposes, and first a
-    concatenate), and L or L + b (a concatenate's first operand that is one); None when
+    map passes (relus, max-pools, clamps, leaky relus, reshapes, transposes, slices, and
+    first a concatenate), and L or L + b (a concatenate's first operand that is one); None when
     `root` does not lead down to one through such ops."""
     for data, zero in _data_operands(root) or _other_data_operands(root):
         linear = biased_linear(data)
@@ -495,23 +548,27 @@ _MOVING = (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp, stablehlo.TransposeO
 """Ops that only move elements: they commute with any per-channel affine map whose
 feature dimension they keep whole, scale and shift alike."""
 
+_SELECTING = (stablehlo.ConcatenateOp, stablehlo.SliceOp)
+"""Ops that join or select ranges of elements: any per-channel map passes them, each
+channel's values to the linear op that computes it (1 and 0 on those a slice drops)."""
+
 _PASSABLE = (
     stablehlo.MaxOp,
     func.CallOp,
     stablehlo.ReduceWindowOp,
     stablehlo.ReduceOp,
     stablehlo.ClampOp,
-    stablehlo.ConcatenateOp,
+    *_SELECTING,
     *_MOVING,
 )
 """The ops `_passed_ops` walks down through."""
 
 
 def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape, transpose, clamp, sum pool, sum over some
+    """[(data operand, None)] for a reshape, transpose, clamp, slice, sum pool, sum over some
     dimensions or a call of a leaky relu, one per operand of a concatenate; empty for any
     other op."""
-    if isinstance(op, (*_MOVING, stablehlo.ClampOp)):
+    if isinstance(op, (*_MOVING, stablehlo.ClampOp, stablehlo.SliceOp)):
         return [(op.operand, None)]
     if isinstance(op, stablehlo.ReduceWindowOp):
         return [(op.inputs[0], None)] if _is_sum_pool(op) else []
@@ -531,7 +588,7 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
 
 def _feature_below(op: ir.OpView, feature: int) -> int | None:
     """The dimension of `op`'s data operand that holds the channels of its result's
-    dimension `feature`: the same one for an elementwise op or a pool, the permuted one
+    dimension `feature`: the same one for an elementwise op, a pool or a slice, the permuted one
     for a transpose, the kept one it comes from for a reduce; for a reshape, the operand dimension of the same size with the same
     number of elements after it (a row-major reshape keeps it whole; the dimensions before
     it may be dynamic), None when the reshape splits or merges it."""
@@ -663,11 +720,12 @@ FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
         stablehlo.TransposeOp,
         stablehlo.ClampOp,
         stablehlo.ConcatenateOp,
+        stablehlo.SliceOp,
         stablehlo.ReduceOp,
         stablehlo.DivOp,
     )
 )
 """The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
 batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear
-ops, a sum over other dimensions (a mean, a global average pool) or a sum pool's divide
+ops, a slice (a chunk of a convolution's channels, a crop), a sum over other dimensions (a mean, a global average pool) or a sum pool's divide
 by a count map (an average pool that excludes its padding) as the last op passed."""
