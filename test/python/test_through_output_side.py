@@ -1,8 +1,9 @@
 """Batch norms after a linear op and the ops between that a per-channel map passes on its
 way back into the linear op (issue 21, the output side): reshapes and transposes that
 keep the feature dimension whole, concatenates of linear ops, clamps (ReLU6) whose bounds
-move with the scale, jax.nn.leaky_relu, and average pools and means (`nn.avg_pool`, a
-sum pool and a divide; `jnp.mean`, a reduce and a divide).
+move with the scale, jax.nn.leaky_relu, average pools and means (`nn.avg_pool`, a
+sum pool and a divide; `jnp.mean`, a reduce and a divide), and slices (`y[..., :k]`, a
+chunk of the channels; `y[:, 1:5]`, a crop).
 
 Each module is exported for real by Flax or JAX with seeded weights and non-trivial
 batch-norm statistics, folded with the API, and run through XLA against the original.
@@ -21,6 +22,7 @@ from jax import export
 import stablehlo_bnfold
 
 from stablehlo_bnfold.fold.reasons import (
+    BIAS_ADD_USERS,
     COST_LARGER,
     RESHAPE_SPLITS_FEATURE,
     SCALE_NEGATIVE,
@@ -271,3 +273,55 @@ def test_a_batch_norm_after_a_padded_average_pool_or_without_a_bias_keeps_one_ad
     for name in ("stablehlo.multiply", "stablehlo.subtract"):
         assert name not in main, name
     assert main.count("stablehlo.divide") == (1 if pool == "exclude" else 0)
+
+
+class _SliceBatchNorm(nn.Module):
+    """Conv -> a slice of its result (`index`: of the channels, as torch's chunk or split
+    of a convolution's output, or of the rows) -> BatchNorm; `rest` also returns the
+    channels after them (the other chunk)."""
+
+    index: tuple
+    bias: bool = True
+    rest: bool = False
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Conv(6, (3, 3), use_bias=self.bias)(x)
+        z = nn.BatchNorm(use_running_average=True)(y[self.index])
+        return (z, y[..., 3:]) if self.rest else z
+
+
+@pytest.mark.parametrize(
+    "index",
+    [(Ellipsis, slice(None, 3)), (Ellipsis, slice(1, None, 2)), (slice(None), slice(1, 5))],
+    ids=["channels", "strided", "rows"],
+)
+def test_a_batch_norm_after_a_slice_of_a_convolution_folds_whole_into_it(index):
+    # slice(v) * s + t = slice(v * s' + t'), s' and t' s and t on the channels the slice
+    # keeps, 1 and 0 on the others (all of them for a crop): the whole norm goes into the
+    # kernel and the convolution's bias, negative gamma included.
+    text = _export(_SliceBatchNorm(index), (1, 6, 6, 3), seed=25)
+    assert "stablehlo.slice" in text
+    compared = fold_and_compare(text, seed=26, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.convolution", "stablehlo.slice")
+    assert not compared.report.skips
+    main = compared.folded[compared.folded.index("func.func public @main"):]
+    for name in ("stablehlo.multiply", "stablehlo.subtract"):
+        assert name not in main, name
+    assert main.count("stablehlo.add") == 1
+
+
+@pytest.mark.parametrize(
+    ("bias", "rest", "reason", "folds"), [(False, False, COST_LARGER, 1), (True, True, BIAS_ADD_USERS, 0)],
+    ids=["no bias", "chunk"],
+)
+def test_a_batch_norm_after_a_slice_keeps_its_shift_without_a_bias_or_stays_beside_another_chunk(
+    bias, rest, reason, folds
+):
+    # Without a bias add t' would need a new add on the convolution's larger result: the
+    # scale moves, the shift stays behind the slice. With the other chunk also read, it
+    # would see the scaled channels: nothing moves.
+    module = _SliceBatchNorm((Ellipsis, slice(None, 3)), bias=bias, rest=rest)
+    compared = fold_and_compare(_export(module, (1, 6, 6, 3), seed=27), seed=28, batch_norms_left=0, folds=folds)
+    assert [s.reason for s in compared.report.skips if s.pattern == "fold_scale_through_relu"] == [reason]
