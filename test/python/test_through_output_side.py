@@ -325,3 +325,24 @@ def test_a_batch_norm_after_a_slice_keeps_its_shift_without_a_bias_or_stays_besi
     module = _SliceBatchNorm((Ellipsis, slice(None, 3)), bias=bias, rest=rest)
     compared = fold_and_compare(_export(module, (1, 6, 6, 3), seed=27), seed=28, batch_norms_left=0, folds=folds)
     assert [s.reason for s in compared.report.skips if s.pattern == "fold_scale_through_relu"] == [reason]
+
+
+def test_a_batch_norm_after_a_slice_of_a_dense_layer_with_weights_as_arguments_scales_them_in_the_graph():
+    # Kernel and bias are parameters: the graph computes W * s' and b * s' + t', s' and t'
+    # over all six channels of the Dense layer (1 and 0 on those the slice drops).
+    norm = nn.BatchNorm(use_running_average=True)
+    rng = np.random.default_rng(29)
+    variables = {
+        "params": {"scale": rng.uniform(0.5, 1.5, 3) * [1, -1, 1], "bias": rng.standard_normal(3)},
+        "batch_stats": {"mean": rng.standard_normal(3), "var": rng.uniform(0.5, 1.5, 3)},
+    }
+    variables = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), variables)
+
+    def block(kernel, bias, x):
+        return norm.apply(variables, (x @ kernel + bias)[..., 2:5])
+
+    specs = [jax.ShapeDtypeStruct(shape, np.float32) for shape in ((8, 6), (6,), (32, 8))]
+    text = export.export(jax.jit(block))(*specs).mlir_module()
+    compared = fold_and_compare(text, seed=30, batch_norms_left=0, folds=1)
+    (fold,) = compared.report.folds
+    assert (fold.linear, fold.through) == ("stablehlo.dot_general", "stablehlo.slice")

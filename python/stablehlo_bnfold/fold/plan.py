@@ -68,7 +68,7 @@ class FoldPlan:
 
     With `through` (the ops between the linear op and `root`'s chain that the scale passes,
     the one reading the linear op first: relus, `maximum(linear, 0)` or calls of one,
-    max-pools, clamps, leaky relus, reshapes, transposes, a concatenate), the root is
+    max-pools, clamps, leaky relus, reshapes, transposes, slices, a concatenate), the root is
     P(linear) * scale + after: the ops P are rebuilt on the new linear op and the rounded
     shift `after` (None when zero) added behind them, along `after_feature` (the root's
     feature dimension, where reshapes or transposes among `through` move it; None: the
@@ -128,7 +128,7 @@ def plan_fold(
     (`per_call_larger`: refused, a cost, unless `larger_weights`, the pass option
     `fold-larger-weight-arguments`).
     """
-    channels = ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
+    channels = _channels(root, linear, feature, after_feature)
     weights_exact = scale is None or (
         isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
     )
@@ -165,6 +165,17 @@ def plan_fold(
         root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names,
         after_reason=after_reason if after is not None else None,
     )
+
+
+def _channels(
+    root: ir.OpView, linear: BiasedLinear, feature: int | tuple[int, ...], after_feature: int | None
+) -> int:
+    """How many channels the weights of `linear` produce, along `feature` of its result
+    (a slice of them before `root` keeps fewer); for a block `feature`, `root`'s along
+    `after_feature`."""
+    if isinstance(feature, int):
+        return ir.RankedTensorType(linear.linear_value.type).shape[feature]
+    return ir.RankedTensorType(root.result.type).shape[feature if after_feature is None else after_feature]
 
 
 def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel], activation: ir.Value) -> bool:
@@ -235,9 +246,8 @@ def _new_linear(
         # A block bias in the graph, b over [heads, head_dim]: b * c (see `FoldPlan`).
         bias = rw.scaled(bias, scale, 0)
     elif bias is not None and not isinstance(bias, np.ndarray):
-        result_type = ir.RankedTensorType(root.result.type)
-        channels = result_type.shape[feature if plan.after_feature is None else plan.after_feature]
-        bias = rw.vector(bias, channels, result_type.element_type)
+        element_type = ir.RankedTensorType(root.result.type).element_type
+        bias = rw.vector(bias, _channels(root, linear, feature, plan.after_feature), element_type)
     in_case = linear.linear_value != linear.linear.result
     if linear_result is None:
         linear_result = linear.linear_value
