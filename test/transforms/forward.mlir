@@ -628,6 +628,38 @@ func.func @no_fold_average_pool_divisor_along_the_feature(%arg0: tensor<1x4x4x2x
 
 // -----
 
+// A divide after a sum pool by a value that varies along the channels only is no count
+// map: it is a per-channel divide, the end of a chain the convolution reads, and folds
+// into it (the walk forward does not take it for an average pool's divisor). The batch
+// norm before the pool then folds forward through the pool.
+// CHECK-LABEL: func.func @fold_per_channel_divide_after_a_sum_pool(
+// CHECK-NOT:     stablehlo.divide
+// CHECK-NOT:     stablehlo.batch_norm_inference
+// CHECK:         stablehlo.convolution
+func.func @fold_per_channel_divide_after_a_sum_pool(%arg0: tensor<1x6x6x3xf32>) -> tensor<1x3x3x2xf32> {
+  %scale = stablehlo.constant dense<[1.5, -0.5, 2.0]> : tensor<3xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[1.0, 4.0, 0.25]> : tensor<3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  %x = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x6x6x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x6x6x3xf32>
+  %init_p = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%x, %init_p) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1x6x6x3xf32>, tensor<f32>) -> tensor<1x3x3x3xf32>
+  %mm = stablehlo.constant dense<[[1.0, 2.0, 4.0], [1.0, 2.0, 4.0], [1.0, 2.0, 4.0]]> : tensor<3x3xf32>
+  %m = stablehlo.broadcast_in_dim %mm, dims = [1, 3] : (tensor<3x3xf32>) -> tensor<1x3x3x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_input_affine_into_conv]
+  %q = stablehlo.divide %p, %m : tensor<1x3x3x3xf32>
+  %k2 = stablehlo.constant dense<[[[[0.5, -1.0], [0.25, 0.75], [-0.5, 1.5]]]]> : tensor<1x1x3x2xf32>
+  %z = stablehlo.convolution(%q, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x3x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x3x3x2xf32>
+  return %z : tensor<1x3x3x2xf32>
+}
+
+// -----
+
 // A transpose moves the feature (dimension 2 of the chain, 1 of the Dense's input), and
 // any per-channel map passes it: with no relu the shift passes too, into a bias after
 // the Dense (one output feature: a bias add on a result no larger than the chain's).

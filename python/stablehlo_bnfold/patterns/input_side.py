@@ -426,7 +426,7 @@ def _walked(
         elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
             datas = [op.inputs[0]]
         elif kind is stablehlo.DivOp:
-            if not divides_sum_pool_by_map(op):
+            if not divides_sum_pool_by_map(op) or _per_feature_divisor(op, below_feature):
                 break  # a per-feature divide: a chain ends here
             datas = [op.lhs]
         else:
@@ -450,6 +450,14 @@ def _walked(
                 return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
+
+
+def _per_feature_divisor(divide: stablehlo.DivOp, feature: int) -> bool:
+    """Whether `divide`'s divisor is a per-feature value along `feature` (a constant, or a
+    narrow value broadcast, that varies along no other dimension): a step of a chain, not
+    an average pool's count per position, even right after a sum pool."""
+    channels = ir.RankedTensorType(divide.result.type).shape[feature]
+    return per_channel(divide.rhs, feature, channels, True) is not None
 
 
 def _walked_operand(concat: stablehlo.ConcatenateOp, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:

@@ -112,7 +112,7 @@ from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_map
 from ..analysis.passage import pool_divisor_refused as _divisor_refused
-from ..analysis.passage import feature_below as _reduce_feature_below
+from ..analysis.passage import feature_below as _feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
 from ..analysis.passage import reduced_elements as _reduced_elements
@@ -586,27 +586,6 @@ def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
     return []
 
 
-def _feature_below(op: ir.OpView, feature: int) -> int | None:
-    """The dimension of `op`'s data operand that holds the channels of its result's
-    dimension `feature`: the same one for an elementwise op, a pool or a slice, the permuted one
-    for a transpose, the kept one it comes from for a reduce; for a reshape, the operand dimension of the same size with the same
-    number of elements after it (a row-major reshape keeps it whole; the dimensions before
-    it may be dynamic), None when the reshape splits or merges it."""
-    if isinstance(op, stablehlo.TransposeOp):
-        return dimensions(op.permutation)[feature]
-    if isinstance(op, stablehlo.ReduceOp):
-        return _reduce_feature_below(op, feature)
-    if not isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
-        return feature
-    before = ir.RankedTensorType(op.operand.type).shape
-    after = ir.RankedTensorType(op.result.type).shape
-    inner = _elements(after[feature + 1:])
-    for dim, size in enumerate(before):
-        if size == after[feature] and inner is not None and _elements(before[dim + 1:]) == inner:
-            return dim
-    return None
-
-
 def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passed, ...]) -> bool:
     """Whether the shape operand `shape` of a dynamic reshape is read from L, L + b or an
     op passed below it: the rebuilt reshape would keep them computed beside the new ones
@@ -614,11 +593,6 @@ def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passe
     chain = [linear.linear_value, *([linear.bias_add.result] if linear.bias_add else [])]
     chain += [p.op.results[0] for p in below]
     return any(v == c for v in shape_read_from(shape) for c in chain)
-
-
-def _elements(shape: list[int]) -> int | None:
-    """How many elements a block of dimensions holds; None when one is dynamic."""
-    return None if any(n < 0 for n in shape) else int(np.prod(shape, dtype=np.int64))
 
 
 def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int | None]:
