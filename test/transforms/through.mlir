@@ -1650,6 +1650,25 @@ func.func @no_fold_slice_of_channels_after_relu(%arg0: tensor<2x4xf32>) -> tenso
 
 // -----
 
+// A slice of some channels, then a slice of some of those: the second slice's channels
+// are not the first's, so the chain stays (it crashed the pass when the first slice's
+// channels were taken for the chain's).
+// CHECK-LABEL: func.func @no_fold_slice_of_a_slice_of_channels(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_slice_of_a_slice_of_channels(%arg0: tensor<2x4xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0, 0.5, 0.3, 0.2], [0.75, 0.5, -1.0, 0.25, 0.1, -0.4], [-0.5, 0.25, 0.125, 1.0, 0.7, 0.9], [1.0, -0.75, 0.5, -0.5, -0.6, 0.8]]> : tensor<4x6xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x6xf32>) -> tensor<2x6xf32>
+  %s1 = stablehlo.slice %d [0:2, 1:6] : (tensor<2x6xf32>) -> tensor<2x5xf32>
+  %s = stablehlo.slice %s1 [0:2, 1:5:2] : (tensor<2x5xf32>) -> tensor<2x2xf32>
+  %m = stablehlo.constant dense<[2.0, -3.0]> : tensor<2xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<2xf32>) -> tensor<2x2xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the slice of the channels does not read the linear op: the ops below it have other channels [fold_scale_through_relu]
+  %x = stablehlo.multiply %s, %mb : tensor<2x2xf32>
+  return %x : tensor<2x2xf32>
+}
+
+// -----
+
 // The scale is a function argument: only constants pass a slice.
 // CHECK-LABEL: func.func @no_fold_slice_scale_argument(
 // CHECK:         stablehlo.multiply

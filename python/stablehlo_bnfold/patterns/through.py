@@ -404,13 +404,16 @@ def _picked_channels(passed: tuple[_Passed, ...], features: list[int]) -> np.nda
     chain's channel i is L's channel picks[i]); None when every op of P keeps all of L's
     channels; `SLICE_NOT_FIRST` when a later slice keeps some (the ops below it would
     meet channels the chain has no values for)."""
+    picks = None
     for i, step in enumerate(passed):
         if isinstance(step.op, stablehlo.SliceOp):
             size = ir.RankedTensorType(step.op.operand.type).shape[features[i]]
-            picks = _sliced_channels(step.op, features[i], size)
-            if picks is not None:
-                return picks if i == 0 else reasons.SLICE_NOT_FIRST
-    return None
+            kept = _sliced_channels(step.op, features[i], size)
+            if kept is not None:
+                if i > 0:
+                    return reasons.SLICE_NOT_FIRST  # a slice of a slice too
+                picks = kept
+    return picks
 
 
 def _spread(values: np.ndarray | None, picks: np.ndarray, channels: int, fill: float) -> np.ndarray | None:
