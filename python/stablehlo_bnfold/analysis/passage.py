@@ -1,5 +1,6 @@
-"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, clamp (its bounds
-moved), max-pool, zero padding, reductions over the other dimensions, transposes and reshapes that keep it whole.
+"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, clamp (its
+bounds moved), max-pool, zero padding, reductions over the other dimensions, transposes and
+reshapes that keep it whole.
 
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
@@ -11,25 +12,25 @@ For s > 0 per channel, element by element and exactly in every rounding mode,
     clamp(lo, v * s, hi) = clamp(lo / s, v, hi / s) * s   (up to the rounding of the
                                           moved bounds; lo and hi swapped for s < 0)
 
-since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the
-maximum's identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum
-over dimensions other than the channels' (a global average pool's `reduce` add, init 0:
-sum(v * s) = sum(v) * s, up to the rounding of the sum's terms), and a sum pool whose
-window is one channel wide (`reduce_window` add, init 0: an average pool before its
-divide; a shift passes it as n * t where no padding or base dilation puts the init value
-in a window, n the window's size), and the divide of one that excludes its padding by a
-count per position m computed from constants, the same for every channel ((v * s) / m =
-(v / m) * s; no shift passes it: t / m is not per-channel); a `reduce` maximum over
-them (a global max pool) is a max-pool. Both directions read these ops here: the output
-side (`patterns.through`: a scale moved back from a chain after them into the linear op
-before them) and the input side (`patterns.input_side`: a scale moved forward from a
-chain before them into the linear ops after them). The feature dimension keeps its size
-through each of them, and its index except where a `reduce` drops dimensions before it;
-a transpose and a reshape that keeps it whole (as many elements before it; with a
-symbolic batch, a dynamic reshape, as many after it) move it, and any per-channel map
-passes them, and torch-mlir's dynamic broadcast of a value onto its own shape; so it does a slice and a concatenate along the feature,
-channel by channel: a linear op after them meets the channels they keep, or the other
-operands' (scale 1, shift 0), and a clamp, its bounds moved (below).
+since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the maximum's
+identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum over
+dimensions other than the channels' (a global average pool's `reduce` add, init 0: sum(v *
+s) = sum(v) * s, up to the rounding of the sum's terms), and a sum pool whose window is one
+channel wide (`reduce_window` add, init 0: an average pool before its divide; a shift passes
+it as n * t where no padding or base dilation puts the init value in a window, n the
+window's size), and the divide of one that excludes its padding by a count per position m
+computed from constants, the same for every channel ((v * s) / m = (v / m) * s; no shift
+passes it: t / m is not per-channel); a `reduce` maximum over them (a global max pool) is a
+max-pool. Both directions read these ops here: the output side (`patterns.through`: a scale
+moved back from a chain after them into the linear op before them) and the input side
+(`patterns.input_side`: a scale moved forward from a chain before them into the linear ops
+after them). The feature dimension keeps its size through each of them, and its index except
+where a `reduce` drops dimensions before it; a transpose and a reshape that keeps it whole
+(as many elements before it; with a symbolic batch, a dynamic reshape, as many after it)
+move it, and any per-channel map passes them, and torch-mlir's dynamic broadcast of a value
+onto its own shape; so it does a slice and a concatenate along the feature, channel by
+channel: a linear op after them meets the channels they keep, or the other operands' (scale
+1, shift 0), and a clamp, its bounds moved (below).
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
@@ -210,14 +211,19 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
         return _concatenate(op, value, feature)
     if isinstance(op, stablehlo.ReduceOp):
         return _reduce(op, value, feature)
-    if isinstance(op, stablehlo.DivOp) and op.lhs == value and op.rhs != value and divides_sum_pool_by_map(op):
+    if (
+        isinstance(op, stablehlo.DivOp) and op.lhs == value and op.rhs != value
+        and divides_sum_pool_by_map(op)
+    ):
         # (pool(v) * s) / m = (pool(v) / m) * s; t / m is not per-channel: no shift passes.
         refused = pool_divisor_refused(op.rhs, feature)
         return refused if refused is not None else Passed(op, value, None, feature)
     if isinstance(op, stablehlo.ReduceWindowOp) and is_sum_pool(op) and op.inputs[0] == value:
         # pool(v * s + t) = pool(v) * s + n * t, n the taps each window reads (no padding).
         refused = sum_pool_refused(op, feature)
-        return refused if refused is not None else Passed(op, value, None, feature, shift_factor=sum_pool_taps(op))
+        if refused is not None:
+            return refused
+        return Passed(op, value, None, feature, shift_factor=sum_pool_taps(op))
     if isinstance(op, _DATA_MOVEMENT) and op.operand == value:
         # Data movement: a shift passes it as it is.
         above = _feature_above(op, feature)
@@ -276,7 +282,9 @@ def identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp) -> bool:
     return op.result.type == op.operand.type and broadcasts_onto_own_shape(op)
 
 
-def _feature_above(op: stablehlo.ReshapeOp | stablehlo.TransposeOp | stablehlo.DynamicReshapeOp, feature: int) -> int | None:
+def _feature_above(
+    op: stablehlo.ReshapeOp | stablehlo.TransposeOp | stablehlo.DynamicReshapeOp, feature: int
+) -> int | None:
     """The dimension of `op`'s result that its operand's dimension `feature` becomes: a
     transpose's, or a reshape's that keeps it whole; None where a reshape splits or merges
     it with others."""

@@ -190,52 +190,53 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
-    layer), then the chain's only user, or such a chain below relus, leaky relus,
-    clamps, max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates (its scale not all ones: a shift alone reached through
-    them is no candidate); every user of the chain's result (or the convert's) is a linear
-    op reading it along the feature, without a convert an op that reads only its shape
-    (torch-mlir's `shape_of` with a symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu (a call of
-    one, or an inline select whose compare and multiply only it reads), clamp (or a call of
-    a relu6), slice, concatenate along the feature (of the walk's value and others, not of
-    two values the walk reaches), max-pool, sum pool (`reduce_window` add: an average pool
-    before its divide), a sum pool's divide by a count map (an average pool that excludes
-    its padding), pad, `reduce` add or maximum, transpose or reshape, whose users are walked alike along the feature as
-    it leaves it: a relu's other operand is zero, a clamp's bounds are constants (scalars or
-    per channel along the feature), a max-pool's init value is -inf or the
-    lowest value and its window, stride, padding and dilation along the feature are one,
-    one, none and one, a sum pool's init value is 0 and its window along the feature the
-    same, a count map is computed from constants and the same along the feature, a pad's padding value is zero and it pads nothing along the feature,
-    a reduce reduces other dimensions only, from 0 for an add and -inf or the lowest value
-    for a maximum, a reshape keeps the feature whole (static shapes, as many elements before
-    it); and for each linear op: no dynamic dimension is contracted or windowed (the
-    weights' shape is static); the result and the weights are of a supported float type, the
-    weights at least as wide as the activation and result, a constant (or, in the graph, not
-    computed by a linear op, and not grouped; through a convert, a convert to T of a
-    constant at least as wide as F: master weights, or with `fold-weight-arguments` such a
-    value in the graph), and finite; through a convert with values or weights in the graph,
-    the shift is zero; with steps in the graph, the chain's constants are finite in the
-    activation's type; the fold removes an activation-sized op; with ops passed, the chain's
-    values are constants; with a clamp passed, no scale is zero; with a relu, leaky
-    relu, max-pool, pad, count map divide or a sum pool that pads or dilates its input
-    passed (not only sums,
-    unpadded sum pools, transposes and reshapes, which the shift passes, as n * t through
-    a sum of n elements), no scale is
-    zero, no scale is negative where a maximum or a leaky relu is passed, and with a shift the chain has two
-    activation-sized ops or more, the shift staying in front as x + t / s (as below); where
-    the convolution pads or dilates its input, or the bias adds the fold needs (none where
-    the shift is zero or merges into the consumer's own bias add) are not fewer than the
-    chain's ops or one is on a result larger than the input, the shift stays in front as x +
-    t / s, which needs s not all ones (and, where it stays for the bias adds, two removed
-    ops or more), everything a constant and no s zero, and t / s finite in the activation's
-    type; each clamp's moved bounds are finite in its element type (infinite ones stay
-    infinite); for each consumer, the bias and K * s are finite in their element types (in the
-    graph, the scale and shift, where they are constants, in the weights' type), and with x
-    + t / s, rounding K * s, magnified by t / s, errs by at most eps of sum |K * t| per
-    output feature; last, in the graph, the consumers' weights that the scale multiplies or
-    the shift is contracted with on every call have no more elements in all than the
-    chain's result (`fold.plan.per_call_larger`). A chain that stops at a per-feature op it
-    cannot fold (a NaN variance under the bias add) and is refused for cost is reported
-    with that op's reason.
+    layer), then the chain's only user, or such a chain below relus, leaky relus, clamps,
+    max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates
+    (its scale not all ones: a shift alone reached through them is no candidate); every user
+    of the chain's result (or the convert's) is a linear op reading it along the feature,
+    without a convert an op that reads only its shape (torch-mlir's `shape_of` with a
+    symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu
+    (a call of one, or an inline select whose compare and multiply only it reads), clamp (or
+    a call of a relu6), slice, concatenate along the feature (of the walk's value and
+    others, not of two values the walk reaches), max-pool, sum pool (`reduce_window` add: an
+    average pool before its divide), a sum pool's divide by a count map (an average pool
+    that excludes its padding), pad, `reduce` add or maximum, transpose or reshape, whose
+    users are walked alike along the feature as it leaves it: a relu's other operand is
+    zero, a clamp's bounds are constants (scalars or per channel along the feature), a
+    max-pool's init value is -inf or the lowest value and its window, stride, padding and
+    dilation along the feature are one, one, none and one, a sum pool's init value is 0 and
+    its window along the feature the same, a count map is computed from constants and the
+    same along the feature, a pad's padding value is zero and it pads nothing along the
+    feature, a reduce reduces other dimensions only, from 0 for an add and -inf or the
+    lowest value for a maximum, a reshape keeps the feature whole (static shapes, as many
+    elements before it); and for each linear op: no dynamic dimension is contracted or
+    windowed (the weights' shape is static); the result and the weights are of a supported
+    float type, the weights at least as wide as the activation and result, a constant (or,
+    in the graph, not computed by a linear op, and not grouped; through a convert, a convert
+    to T of a constant at least as wide as F: master weights, or with
+    `fold-weight-arguments` such a value in the graph), and finite; through a convert with
+    values or weights in the graph, the shift is zero; with steps in the graph, the chain's
+    constants are finite in the activation's type; the fold removes an activation-sized op;
+    with ops passed, the chain's values are constants; with a clamp passed, no scale is
+    zero; with a relu, leaky relu, max-pool, pad, count map divide or a sum pool that pads
+    or dilates its input passed (not only sums, unpadded sum pools, transposes and reshapes,
+    which the shift passes, as n * t through a sum of n elements), no scale is zero, no
+    scale is negative where a maximum or a leaky relu is passed, and with a shift the chain
+    has two activation-sized ops or more, the shift staying in front as x + t / s (as
+    below); where the convolution pads or dilates its input, or the bias adds the fold needs
+    (none where the shift is zero or merges into the consumer's own bias add) are not fewer
+    than the chain's ops or one is on a result larger than the input, the shift stays in
+    front as x + t / s, which needs s not all ones (and, where it stays for the bias adds,
+    two removed ops or more), everything a constant and no s zero, and t / s finite in the
+    activation's type; each clamp's moved bounds are finite in its element type (infinite
+    ones stay infinite); for each consumer, the bias and K * s are finite in their element
+    types (in the graph, the scale and shift, where they are constants, in the weights'
+    type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
+    sum |K * t| per output feature; last, in the graph, the consumers' weights that the
+    scale multiplies or the shift is contracted with on every call have no more elements in
+    all than the chain's result (`fold.plan.per_call_larger`). A chain that stops at a
+    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
 

@@ -69,18 +69,18 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     A is a chain of per-channel affine ops in the wider type F, together y * s + t; P
     is none, or reshapes and transposes in T that keep the feature dimension whole.
 
-    Holds when, in this order: the convert narrows a float type F to T; below it is a
-    chain of per-channel affine ops, each read only by the next, whose per-channel values
-    are finite constants with variance + epsilon > 0 for a batch norm (or, with
-    `fold-weight-arguments`, values broadcast from narrow arguments, not computed from
-    the data: s and t are then computed in F in the graph), ending in a widening convert
-    from T of L or L + b, or of P of it, along a dimension L's weights produce (mapped
-    through P); no reshape of P splits or merges that dimension; the widening convert has
-    no other user, nor has any op of P but the next, nor have the bias add and L; b is a finite per-channel constant (or a
-    narrow argument); the weights are a convert to T of master weights at least as wide
-    as F, or a reshape of that convert: a constant, or with `fold-weight-arguments` a value not computed by a linear op
-    (then convert_T(W_F * s) in the graph); W * s and b * s + t are finite in T (for a
-    constant s in the graph, s in T).
+    Holds when, in this order: the convert narrows a float type F to T; below it is a chain
+    of per-channel affine ops, each read only by the next, whose per-channel values are
+    finite constants with variance + epsilon > 0 for a batch norm (or, with
+    `fold-weight-arguments`, values broadcast from narrow arguments, not computed from the
+    data: s and t are then computed in F in the graph), ending in a widening convert from T
+    of L or L + b, or of P of it, along a dimension L's weights produce (mapped through P);
+    no reshape of P splits or merges that dimension; the widening convert has no other user,
+    nor has any op of P but the next, nor have the bias add and L; b is a finite per-channel
+    constant (or a narrow argument); the weights are a convert to T of master weights at
+    least as wide as F, or a reshape of that convert: a constant, or with
+    `fold-weight-arguments` a value not computed by a linear op (then convert_T(W_F * s) in
+    the graph); W * s and b * s + t are finite in T (for a constant s in the graph, s in T).
     """
     target = _float_element(op.result)
     wide = _float_element(op.operand)

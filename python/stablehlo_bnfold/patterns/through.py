@@ -111,17 +111,16 @@ from ..analysis.passage import called_relu6 as _called_relu6
 from ..analysis.passage import clamp_bound_f64 as _bound_f64
 from ..analysis.passage import data_operands as _data_operands
 from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_map
-from ..analysis.passage import pool_divisor_refused as _divisor_refused
 from ..analysis.passage import feature_below as _feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
+from ..analysis.passage import pool_divisor_refused as _divisor_refused
 from ..analysis.passage import reduced_elements as _reduced_elements
 from ..analysis.passage import sliced_channels as _sliced_channels
 from ..analysis.passage import sum_pool_refused as _sum_pool_refused
 from ..analysis.passage import sum_pool_taps as _sum_pool_taps
 from ..analysis.passage import sum_reduce as _sum_reduce
-from ..analysis.per_channel import uniform_f64
-from ..analysis.per_channel import per_channel_f64
+from ..analysis.per_channel import per_channel_f64, uniform_f64
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
@@ -156,69 +155,65 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     """P(L(x, K) [+ b]) * s + t = P(L(x, K * s) [+ b * s]) + t
 
     P is a relu, a max-pool, a clamp, a leaky relu, a reshape or transpose that keeps the
-    feature dimension whole, a slice, a sum pool (and its divide by a count map), a sum over other
-    dimensions, or a chain of them,
-    each read only by the next (conv -> relu -> max-pool -> BN, dense -> reshape -> BN,
-    conv -> ReLU6 -> BN, conv -> avg_pool -> BN, conv -> mean -> BN); its first op
-    may be a concatenate of L_i [+ b_i], each taking its range of s and t. A relu is
-    `maximum(v, 0)`, in the function or as a call of a private function whose body
-    returns it of one of its arguments (`jax.nn.relu` is jitted: jax.export writes `call
-    @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a max-pool is a
-    `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt with its
-    bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky relu is
-    a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`); a
-    sum pool is a `reduce_window` of one operand whose body is `add`, a sum a `reduce`
-    of one operand whose body is `add`, a count map's divide one of a sum pool by a
-    value that is not a scalar. A(y) = y * s + t is the chain of per-channel affine ops that
-    reads P (a batch_norm_inference, or the subtract, multiply, divide and add of a
-    decomposed batch norm, each read only by the next), with s and t one value per
-    feature of a dimension L produces from its weights, mapped through P's reshapes and
-    transposes. The scale moves into the weights (and the bias) before P; t stays behind
-    it as one add, or goes into the bias too when P is only reshapes and transposes
-    (and concatenates; they are linear: no add is left, whatever the sign of s), or
-    slices and sums too (a slice's s and t are 1 and 0 on the channels of L it drops), as t / n with n the elements each output of the sums adds, where every sum
-    adds the same number (no padding or base dilation, static reduced dimensions; no
-    count map's divide: t / m is not per-channel) and, with a sum or a slice, L
-    (and each L_i) has a bias add to take it; else t stays behind P, the report noting
-    why at its add. The fold and its skips
-    are reported at the chain's outermost op.
+    feature dimension whole, a slice, a sum pool (and its divide by a count map), a sum over
+    other dimensions, or a chain of them, each read only by the next (conv -> relu ->
+    max-pool -> BN, dense -> reshape -> BN, conv -> ReLU6 -> BN, conv -> avg_pool -> BN,
+    conv -> mean -> BN); its first op may be a concatenate of L_i [+ b_i], each taking its
+    range of s and t. A relu is `maximum(v, 0)`, in the function or as a call of a private
+    function whose body returns it of one of its arguments (`jax.nn.relu` is jitted:
+    jax.export writes `call @relu(%v)`, or `call @relu(%dim, %v)` with a symbolic batch); a
+    max-pool is a `reduce_window` of one operand whose body is `maximum`; a clamp is rebuilt
+    with its bounds times s (a call of `jax.nn.relu6` replaced by such a clamp); a leaky
+    relu is a call of a function returning `select(v >= 0, v, a * v)` (`jax.nn.leaky_relu`);
+    a sum pool is a `reduce_window` of one operand whose body is `add`, a sum a `reduce` of
+    one operand whose body is `add`, a count map's divide one of a sum pool by a value that
+    is not a scalar. A(y) = y * s + t is the chain of per-channel affine ops that reads P (a
+    batch_norm_inference, or the subtract, multiply, divide and add of a decomposed batch
+    norm, each read only by the next), with s and t one value per feature of a dimension L
+    produces from its weights, mapped through P's reshapes and transposes. The scale moves
+    into the weights (and the bias) before P; t stays behind it as one add, or goes into the
+    bias too when P is only reshapes and transposes (and concatenates; they are linear: no
+    add is left, whatever the sign of s), or slices and sums too (a slice's s and t are 1
+    and 0 on the channels of L it drops), as t / n with n the elements each output of the
+    sums adds, where every sum adds the same number (no padding or base dilation, static
+    reduced dimensions; no count map's divide: t / m is not per-channel) and, with a sum or
+    a slice, L (and each L_i) has a bias add to take it; else t stays behind P, the report
+    noting why at its add. The fold and its skips are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
     it is at most one add (none when t is zero); the bias add of L + b stays one add. A
     chain whose scale is all ones moves nothing and is not a candidate (a lone shift
     after a relu, as this fold leaves it).
 
-    Holds when, in this order: the element type is f16, bf16, f32 or f64; P's ops
-    lead down, each through its data operand, to L or L + b; a per-channel affine chain
-    reads P, along a dimension L's weights produce, with a scale that is not all ones;
-    some reader of the chain is not a linear op (the input side folds scale and shift
-    into the linear ops after it, which leaves no add where their padding allows; here t
-    stays); no reshape of P splits or merges the chain's feature dimension; a slice
-    that keeps some of the feature dimension's channels is P's first op (reads L or
-    L + b; the ops below a later one would meet channels the chain has no values for); each
-    maximum's other operand is a zero constant (a relu), whose shape, when dynamic, is
-    not read from L, L + b or an op of P below it (the rebuilt relu would keep them
-    computed, or read a value defined after it); no dynamic reshape's shape is read
-    from L, L + b or an op of P below it (for the same reason); each max-pool's init
-    value is -inf or the type's lowest value; each max-pool's window, stride, padding and
-    dilation along the feature dimension are one, one, none and one; each sum pool's
-    init value is 0, and its window along the feature dimension as a max-pool's; each
-    sum's init value is 0; each count map is computed from constants (through broadcasts
-    and sum pools of them) and is the same along the feature dimension; each clamp's
-    bounds are constants, scalars or per-channel along the feature; each op of P has
-    the next as its only user (the last one the chain); the
-    bias add's only user is P's first op and L's the bias add or P's first op; b is a
-    finite per-channel value; the weights can be scaled (a float constant, or with
-    `fold-weight-arguments` a parameter); each operand of a concatenate is L_i or L_i +
-    b_i under the same conditions, its weights a constant (each range is scaled
-    exactly); the chain's scale and shift are constants (where P is only reshapes,
-    transposes, slices and a concatenate and they are not, the cost rule of `plan_fold` is
-    asked first: weights that the graph would scale on every call, larger than the
-    chain's result, are that reason); unless P is only reshapes, transposes, slices,
-    sums, sum pools (and their divides) and a concatenate, no scale is zero and no scale is
-    negative;
-    each clamp's bounds times s are finite in their element type; K * s, b * s and t
-    (b * s + t), for each L_i of a concatenate with its range, are finite in theirs.
+    Holds when, in this order: the element type is f16, bf16, f32 or f64; P's ops lead down,
+    each through its data operand, to L or L + b; a per-channel affine chain reads P, along
+    a dimension L's weights produce, with a scale that is not all ones; some reader of the
+    chain is not a linear op (the input side folds scale and shift into the linear ops after
+    it, which leaves no add where their padding allows; here t stays); no reshape of P
+    splits or merges the chain's feature dimension; a slice that keeps some of the feature
+    dimension's channels is P's first op (reads L or L + b; the ops below a later one would
+    meet channels the chain has no values for); each maximum's other operand is a zero
+    constant (a relu), whose shape, when dynamic, is not read from L, L + b or an op of P
+    below it (the rebuilt relu would keep them computed, or read a value defined after it);
+    no dynamic reshape's shape is read from L, L + b or an op of P below it (for the same
+    reason); each max-pool's init value is -inf or the type's lowest value; each max-pool's
+    window, stride, padding and dilation along the feature dimension are one, one, none and
+    one; each sum pool's init value is 0, and its window along the feature dimension as a
+    max-pool's; each sum's init value is 0; each count map is computed from constants
+    (through broadcasts and sum pools of them) and is the same along the feature dimension;
+    each clamp's bounds are constants, scalars or per-channel along the feature; each op of
+    P has the next as its only user (the last one the chain); the bias add's only user is
+    P's first op and L's the bias add or P's first op; b is a finite per-channel value; the
+    weights can be scaled (a float constant, or with `fold-weight-arguments` a parameter);
+    each operand of a concatenate is L_i or L_i + b_i under the same conditions, its weights
+    a constant (each range is scaled exactly); the chain's scale and shift are constants
+    (where P is only reshapes, transposes, slices and a concatenate and they are not, the
+    cost rule of `plan_fold` is asked first: weights that the graph would scale on every
+    call, larger than the chain's result, are that reason); unless P is only reshapes,
+    transposes, slices, sums, sum pools (and their divides) and a concatenate, no scale is
+    zero and no scale is negative; each clamp's bounds times s are finite in their element
+    type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its range, are
+    finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -703,6 +698,7 @@ FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
     )
 )
 """The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
-batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear
-ops, a slice (a chunk of a convolution's channels, a crop), a sum over other dimensions (a mean, a global average pool) or a sum pool's divide
-by a count map (an average pool that excludes its padding) as the last op passed."""
+batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear ops,
+a slice (a chunk of a convolution's channels, a crop), a sum over other dimensions (a mean,
+a global average pool) or a sum pool's divide by a count map (an average pool that excludes
+its padding) as the last op passed."""
