@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINKED = ("examples", "benchmarks", "test", "python", "pyproject.toml")
 NUMBER_FACTOR = 1.5
 ULP_NOISE = 2.5e-07

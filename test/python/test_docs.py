@@ -1,15 +1,17 @@
-"""docs/passes.md is generated from the patterns' docstrings and must not go stale."""
+"""docs/passes.md is generated from the code (the pass's options, the patterns' docstrings,
+the reasons of fold/reasons.py) and must not go stale."""
 
 import pathlib
 
-from stablehlo_bnfold.passes import documentation
+from stablehlo_bnfold.docs import reference
+from stablehlo_bnfold.fold import reasons
 from stablehlo_bnfold.patterns import PATTERNS
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "passes.md"
 
 
 def test_docs_passes_md_matches_the_pattern_docstrings():
-    assert DOC.read_text() == documentation(), (
+    assert DOC.read_text() == reference(), (
         "docs/passes.md is stale: run `python3 -m stablehlo_bnfold.docs > docs/passes.md`"
     )
 
@@ -19,3 +21,11 @@ def test_every_pattern_states_its_identity_and_conditions():
         doc = pattern.apply.__doc__ or ""
         assert "=" in doc.strip().splitlines()[0], pattern.name
         assert "Holds when" in doc, pattern.name
+
+
+def test_the_reference_lists_every_reason_with_its_constant_once():
+    text = DOC.read_text()
+    names = [name for name in reasons.__all__ if isinstance(getattr(reasons, name), reasons.Reason)]
+    assert len(names) > 50
+    for name in names:
+        assert text.count(f"- `{getattr(reasons, name)}` (`{name}`)") == 1, name
