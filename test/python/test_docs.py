@@ -2,12 +2,14 @@
 the reasons of fold/reasons.py) and must not go stale."""
 
 import pathlib
+import re
 
 from stablehlo_bnfold.docs import reference
 from stablehlo_bnfold.fold import reasons
 from stablehlo_bnfold.patterns import PATTERNS
 
-DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "passes.md"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "passes.md"
 
 
 def test_docs_passes_md_matches_the_pattern_docstrings():
@@ -29,3 +31,18 @@ def test_the_reference_lists_every_reason_with_its_constant_once():
     assert len(names) > 50
     for name in names:
         assert text.count(f"- `{getattr(reasons, name)}` (`{name}`)") == 1, name
+
+
+USER_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+"""What users read; docs/dev/ holds the team's notes (dated logs, design history)."""
+
+
+def test_the_readme_is_a_front_page_of_at_most_150_lines():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+
+
+def test_user_docs_cite_no_issue_numbers_or_commit_hashes():
+    for path in USER_DOCS:
+        text = path.read_text()
+        assert not re.search(r"\bissues? \d+", text, re.I), path.name
+        assert not re.search(r"`[0-9a-f]{7,40}`|\bcommit [0-9a-f]{7,40}\b", text), path.name
