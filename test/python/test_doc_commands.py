@@ -43,6 +43,8 @@ EXEMPT = {
     "pip install .": "installs the package, which this suite already runs on",
     "pip install -e '.[test]'": "installs the package, which this suite already runs on",
     "python3 -m pytest -q": "the whole suite, this test included",
+    **{f"python3 examples/{name}": "test_examples.py runs it and checks what it prints"
+       for name in ("flax_resnet.py", "keras_jax.py", "exported_file.py")},
     "HYPOTHESIS_PROFILE=long python3 -m pytest -q test/python/test_properties.py --hypothesis-show-statistics":
         "about 16 minutes (the CI profile of the same tests runs in the suite)",
     "mkdir -p corpus2 && python3 test/fuzz/fuzz_load.py --formats=all corpus2 -seed=101 "
