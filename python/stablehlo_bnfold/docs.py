@@ -1,9 +1,10 @@
 """Writes docs/passes.md: `python3 -m stablehlo_bnfold.docs > docs/passes.md`.
 
 The reference is generated from the code so that it cannot drift from it: the pass, its
-options and each pattern's identity and conditions (`passes.documentation`), then every
-reason a candidate is left with, in the groups of `fold/reasons.py`, with its meaning where
-the constant has a docstring.
+options and each pattern's identity and conditions (`passes.documentation`), the ops a
+per-channel scale and shift pass (`analysis/passage.py`'s identities), then every reason a
+candidate is left with, in the groups of `fold/reasons.py`, with its meaning where the
+constant has a docstring.
 """
 
 from __future__ import annotations
@@ -11,18 +12,35 @@ from __future__ import annotations
 import ast
 import inspect
 
+from .analysis import passage
 from .fold import reasons
 from .passes import documentation
 
-__all__ = ["reasons_section", "reference"]
+__all__ = ["passage_section", "reasons_section", "reference"]
 
 _DEBUG_ONLY = "debug log only"
 """The group whose reasons say an op is no candidate: the report never prints them."""
 
 
 def reference() -> str:
-    """docs/passes.md: the pass's documentation followed by the table of reasons."""
-    return documentation() + "\n" + reasons_section()
+    """docs/passes.md: the pass's documentation, what passes what, the reasons."""
+    return "\n".join([documentation(), passage_section(), reasons_section()])
+
+
+def passage_section() -> str:
+    """The identities by which a per-channel map passes the ops between a norm and a
+    linear op: `analysis/passage.py`'s module docstring, without its list of functions."""
+    doc = inspect.getdoc(passage) or ""
+    identities = doc.split("\n- `", 1)[0].strip()
+    return "\n".join([
+        "## What a per-channel scale and shift pass",
+        "",
+        "Between a norm and its linear op (`fold_scale_through_relu` on the output side, the",
+        "input-side patterns forward), generated from `python/stablehlo_bnfold/analysis/passage.py`.",
+        "",
+        identities,
+        "",
+    ])
 
 
 def reasons_section() -> str:

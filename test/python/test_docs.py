@@ -46,3 +46,10 @@ def test_user_docs_cite_no_issue_numbers_or_commit_hashes():
         text = path.read_text()
         assert not re.search(r"\bissues? \d+", text, re.I), path.name
         assert not re.search(r"`[0-9a-f]{7,40}`|\bcommit [0-9a-f]{7,40}\b", text), path.name
+
+
+def test_the_reference_says_what_a_scale_passes_from_the_passage_module():
+    from stablehlo_bnfold.analysis import passage
+
+    identities = passage.__doc__.split("\n- `", 1)[0].split("\n\n")[2].strip()
+    assert identities.startswith("relu(v * s)") and identities in DOC.read_text()
