@@ -53,3 +53,15 @@ def test_the_reference_says_what_a_scale_passes_from_the_passage_module():
 
     identities = passage.__doc__.split("\n- `", 1)[0].split("\n\n")[2].strip()
     assert identities.startswith("relu(v * s)") and identities in DOC.read_text()
+
+
+def test_the_readme_quotes_reasons_the_code_gives():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## What it leaves", 1)[1].split("\n## ", 1)[0]
+    quoted = re.findall(r"^\| [^|]+ \| `([^`]+)` \|$", table, re.M)
+    texts = [str(getattr(reasons, name)) for name in reasons.__all__
+             if isinstance(getattr(reasons, name), reasons.Reason)]
+    assert len(quoted) >= 5
+    for quote in quoted:
+        stem = quote.split(" (")[0].removesuffix(" ...").removesuffix(": ...")
+        assert any(text.startswith(stem) for text in texts), quote
