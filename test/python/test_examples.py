@@ -54,12 +54,19 @@ SCRIPTS = {
         "folded 3, skipped 0",
         "folded.jax loads, and matches model.jax",
     ],
-    "torch_mlir.py": [],  # its lines depend on what is installed: see _torch_lines
+    "torch_mlir.py": [],  # its lines depend on what is installed: see _optional_lines
+    "tensorflow_keras.py": [],
 }
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _torch_lines() -> list[str]:
+def _optional_lines(name: str) -> list[str]:
+    """What an example of an optional producer prints: that it skipped, and why, or that
+    its fold verified."""
+    if name == "tensorflow_keras.py":
+        if importlib.util.find_spec("tensorflow") is None:
+            return ["skipped: tensorflow is not installed (pip install tensorflow)"]
+        return ["verification passed"]
     if importlib.util.find_spec("torch") is None:
         return ["skipped: torch is not installed (pip install torch torch-mlir, or torch torch_xla)"]
     if not any(importlib.util.find_spec(name) for name in ("torch_mlir", "torch_xla")):
@@ -82,5 +89,5 @@ def test_each_example_script_runs_and_prints_its_report_and_check(name):
     )
     assert run.returncode == 0, run.stdout + run.stderr
     printed = run.stdout.splitlines()
-    for line in SCRIPTS[name] or _torch_lines():
+    for line in SCRIPTS[name] or _optional_lines(name):
         assert any(p.startswith(line) for p in printed), f"{name} did not print {line!r}:\n{run.stdout}"
