@@ -76,7 +76,7 @@ def fold_batch_norm(
     and a bug in the pass itself must not end the caller's process either; there a crash
     or a read that takes longer than `stablehlo_bnfold.sandbox.read_seconds(len(data))`
     (30 s and more) is a `FoldError`. That costs a fork and a copy of the output (about
-    0.25 s on ResNet-50, docs/reliability.md). `trusted=True` folds in this process
+    0.25 s on ResNet-50, docs/dev/reliability.md). `trusted=True` folds in this process
     instead, for a caller who prefers speed to that protection (a crash then ends the
     process). An `ir.Module` is folded in this process: it lives there already. A `str`
     that is a file name (`"model.mlir"`) is refused

@@ -56,7 +56,7 @@ class FoldBatchNormPass:
     weights with more elements than the activation the scale is on now (a dynamic dimension
     counted as 1): dense layers and late convolutions at batch 1. Off: such candidates are
     left alone, since the fold would move the multiply onto a larger tensor (at batch 1 it
-    made inference slower, docs/benchmarks.md); on: for backends that need the canonical
+    made inference slower, docs/performance.md); on: for backends that need the canonical
     linear op + bias form whatever it costs."""
 
     @classmethod

@@ -2,7 +2,7 @@
 found, kept as a regression test.
 
 CI runs a short, seeded campaign over MLIR text. Binary formats are fuzzed by hand
-(`--formats=all`, see docs/reliability.md): MLIR's bytecode readers crash on corrupted
+(`--formats=all`, see docs/dev/reliability.md): MLIR's bytecode readers crash on corrupted
 input within seconds, inside jaxlib's C++ code, before anything this package could check,
 and loop without end on some. The command, and the API for bytecode and portable
 artifacts, read in a child process and turn such a crash into one line, and end a read

@@ -1,5 +1,5 @@
 """Whole networks (test/python/networks.py), exported for real by Keras 3 on JAX and Flax,
-folded with the public API, and held to issue 18's rules. docs/networks.md lists the same
+folded with the public API, and held to issue 18's rules. docs/dev/networks.md lists the same
 table, with the reason for every norm op left.
 
 For each network and export variant, against the table below (and for weights passed as
@@ -73,7 +73,7 @@ class Expected:
 
 
 # (network, Variant(weights, batch, dtype)): Expected(norm_ops, left, activation_ops, folds).
-# Why each norm op left stays: the comment under its line, and docs/networks.md. "issue 18:"
+# Why each norm op left stays: the comment under its line, and docs/dev/networks.md. "issue 18:"
 # marks a fold issue 18 asks for that is still missing.
 EXPECTED: dict[tuple[str, Variant], Expected] = {
     # Keras: each BatchNormalization is 2 norm ops (x * inv + shift); an input Normalization
