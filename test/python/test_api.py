@@ -365,6 +365,20 @@ def _truncated_artifact() -> bytes:
     return data[: len(data) // 2]
 
 
+def test_a_path_is_folded_as_the_bytes_of_its_file_and_gives_the_same_kind_back(tmp_path, exported_with_batch_norm):
+    (tmp_path / "model.jax").write_bytes(exported_with_batch_norm.serialize())
+    (tmp_path / "model.mlir").write_text(read_testdata(CONV_BN))
+    folded_jax, report = stablehlo_bnfold.fold_batch_norm(tmp_path / "model.jax", with_report=True)
+    assert report.folded == 1
+    folded = export.deserialize(bytearray(folded_jax))
+    assert "batch_norm_inference" not in str(folded.mlir_module())
+    assert folded.out_avals == exported_with_batch_norm.out_avals
+    text = read_testdata(CONV_BN).encode()
+    assert stablehlo_bnfold.fold_batch_norm(tmp_path / "model.mlir") == stablehlo_bnfold.fold_batch_norm(text)
+    with pytest.raises(FoldError, match=r"^\S*missing.mlir: no such file$"):
+        stablehlo_bnfold.fold_batch_norm(tmp_path / "missing.mlir")
+
+
 BAD_INPUTS = {
     "garbage text": (lambda: "this is not MLIR {", "<input>:1:1: error:"),
     "empty text": (lambda: "", "input is empty"),
