@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 
@@ -442,6 +443,36 @@ def test_cli_passes_an_interrupt_sent_to_it_alone_on_to_its_child(work):
     process.send_signal(signal.SIGINT)
     stdout, stderr = _ended(process)
     assert (process.returncode, stdout, stderr) == (128 + signal.SIGINT, b"", b"")
+
+
+def test_the_command_exits_130_without_a_word_when_interrupted_while_it_imports(work):
+    # The console script pip writes: `from MODULE import FUNCTION; sys.exit(FUNCTION())`,
+    # here interrupted (as by Ctrl-C) the moment it starts importing the command's module.
+    import tomllib
+
+    with open(EXAMPLE.parents[1] / "pyproject.toml", "rb") as handle:
+        entry = tomllib.load(handle)["project"]["scripts"][PROG]
+    module, function = entry.split(":")
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        if sys.argv[1] == "ignored":
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `sh` starts a background job
+        class Interrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == "stablehlo_bnfold.cli":
+                    os.kill(os.getpid(), signal.SIGINT)
+        sys.meta_path.insert(0, Interrupt())
+        sys.argv[1:] = ["--version"]
+        from {module} import {function}
+        sys.exit({function}())
+        """
+    )
+    for started, expected in (("handled", (128 + signal.SIGINT, "", "")), ("ignored", (0, f"{PROG} ", ""))):
+        result = subprocess.run(
+            [sys.executable, "-c", script, started], cwd=work, capture_output=True, text=True, timeout=300
+        )
+        assert (result.returncode, result.stdout[: len(expected[1])], result.stderr) == expected, started
 
 
 def test_cli_child_dies_with_its_parent_and_writes_nothing(work):
@@ -975,7 +1006,7 @@ def test_cli_console_script_is_installed_and_runs(work):
     (entry_point,) = [
         e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == PROG
     ]
-    assert entry_point.value == "stablehlo_bnfold.cli:console_main"
+    assert entry_point.value == "stablehlo_bnfold.entry:console_main"
     run = subprocess.run([script, "--version"], cwd=work, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"{PROG} {stablehlo_bnfold.__version__}\n"
