@@ -1075,3 +1075,11 @@ def test_the_command_works_when_it_starts_with_sigchld_ignored(tmp_path):
         assert result.returncode == 0, result.stderr
         assert "Traceback" not in result.stderr, result.stderr
     assert "stablehlo.convolution" in (tmp_path / "out.mlir").read_text()
+
+
+def test_the_quick_starts_output_file_is_ignored_by_git():
+    root = EXAMPLE.parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    result = subprocess.run(["git", "check-ignore", "-q", "folded.mlir"], cwd=root, timeout=60)
+    assert result.returncode == 0
