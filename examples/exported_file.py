@@ -3,8 +3,8 @@
     python3 examples/exported_file.py
 
 `jax.export` models are often kept as the bytes `Exported.serialize()` returns (here
-`model.jax`). `stablehlo-bnfold-opt` reads such a file and, with `--emit-bytecode`,
-writes one back with the same calling convention, which `jax.export.deserialize` loads.
+`model.jax`). `stablehlo-bnfold-opt` reads such a file and writes one back, the same
+kind with the same calling convention, which `jax.export.deserialize` loads.
 The files go to a temporary folder; the commands are printed as a shell would run them.
 """
 
@@ -40,7 +40,7 @@ def main() -> int:
     x = np.random.default_rng(1).standard_normal((2, 8, 8, 4)).astype(np.float32)
     (folder / "model.jax").write_bytes(jax.export.export(jax.jit(model))(x).serialize())
 
-    arguments = ["model.jax", "--stablehlo-fold-batch-norm", "--report", "--emit-bytecode", "-o", "folded.jax"]
+    arguments = ["model.jax", "--stablehlo-fold-batch-norm", "--report", "-o", "folded.jax"]
     print("$ stablehlo-bnfold-opt " + shlex.join(arguments))
     run = subprocess.run(command() + arguments, cwd=folder, capture_output=True, text=True)
     print(run.stderr, end="")

@@ -83,6 +83,7 @@ class FoldBatchNormPass:
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
 
         def run(op: ir.Operation, _pass) -> None:
+            recorder.number(op)
             frozen = build_pattern_set(
                 op.context, recorder, PATTERNS, fold_weight_arguments=self.fold_weight_arguments,
                 fold_larger_weight_arguments=self.fold_larger_weight_arguments,

@@ -244,7 +244,7 @@ def test_the_exported_serialize_example_of_the_guide_round_trips(folder):
     # The guide's three blocks: the Python that writes model.jax (the fixture), the
     # command, then deserialize and call.
     run = subprocess.run(
-        ["bash", "-c", "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --emit-bytecode -o folded.jax"],
+        ["bash", "-c", "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm -o folded.jax"],
         cwd=folder, env=_environment(), capture_output=True, text=True, timeout=300,
     )
     assert run.returncode == 0, run.stderr

@@ -50,7 +50,7 @@ SCRIPTS = {
         "weights as arguments: the folded model matches Keras",
     ],
     "exported_file.py": [
-        "$ stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --report --emit-bytecode -o folded.jax",
+        "$ stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --report -o folded.jax",
         "folded 3, skipped 0",
         "folded.jax loads, and matches model.jax",
     ],
