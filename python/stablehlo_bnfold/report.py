@@ -37,6 +37,10 @@ class Fold:
     linear: str
     through: str = ""
     """The ops the fold passed the affine map across (`stablehlo.maximum`), if any."""
+    rounded_again: str = ""
+    """The narrow type (`bf16`, `f16`) of weights the fold scaled though they had no wider
+    master copy: W * s computed in float64 from them and rounded to that type again (the
+    pass option `fold-narrow-weights`); empty when every weight was rounded once."""
 
     @property
     def producer(self) -> str:
@@ -90,7 +94,7 @@ class FoldReport:
         """(location, what) of every fold, then every skip: what the text report says
         after the location, and the remark `--verify-diagnostics` checks."""
         return [
-            (f.location, f"folded {f.op} into {f.linear}{_through(f)} [{f.pattern}]")
+            (f.location, f"folded {f.op} into {f.linear}{_through(f)}{_rounded(f)} [{f.pattern}]")
             for f in self.folds
         ] + [(s.location, f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
@@ -101,6 +105,7 @@ class FoldReport:
                 "folds": [
                     {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
                     | ({"through": f.through} if f.through else {})
+                    | ({"rounded_again": f.rounded_again} if f.rounded_again else {})
                     for f in self.folds
                 ],
                 "skips": [asdict(s) for s in self.skips],
@@ -113,6 +118,10 @@ class FoldReport:
 
 def _through(fold: Fold) -> str:
     return f" through {fold.through}" if fold.through else ""
+
+
+def _rounded(fold: Fold) -> str:
+    return f" (rounded again in {fold.rounded_again})" if fold.rounded_again else ""
 
 
 _FILE_LINE_COL = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
@@ -175,9 +184,9 @@ class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[tuple[ir.Location, str, str, str, str]] = field(default_factory=list)
-    """(location, pattern, op, linear, through) of each fold; made into `Fold`s by
-    `finish`."""
+    folds: list[tuple[ir.Location, str, str, str, str, str]] = field(default_factory=list)
+    """(location, pattern, op, linear, through, rounded_again) of each fold; made into
+    `Fold`s by `finish`."""
     skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
     """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
@@ -220,10 +229,12 @@ class Recorder:
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
         self._skipped.add(key[0])
 
-    def fold(self, op: ir.OpView, pattern: str, linear: str, through: str = "") -> None:
+    def fold(
+        self, op: ir.OpView, pattern: str, linear: str, through: str = "", rounded_again: str = ""
+    ) -> None:
         self.skips.pop((op_key(op.operation), pattern), None)
         if op_key(op.operation) not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, linear, through))
+            self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again))
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):

@@ -55,6 +55,7 @@ from ..fold.affine_map import (
     master_value,
     master_weights,
     per_channel_op,
+    stored_weights,
 )
 from ..fold.plan import build, plan_fold
 from ..fold.reasons import Reason
@@ -110,9 +111,11 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     bias = chain_bias(linear, linear_feature, shape[feature], arguments)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    weights = _master_weights(linear, linear_feature, wide, arguments)
+    weights = _master_weights(linear, linear_feature, wide, arguments, rw.fold_narrow_weights)
     if isinstance(weights, Reason):
         return rw.skip(op, weights)
+    if any(master_value(w.value, wide) is None for w in weights):
+        rw.rounds_again(target)  # weights stored only in T (`fold-narrow-weights`)
     shift = per_channel_op(np.add, per_channel_op(np.multiply, bias, scale, like), shift, like)
     plan = plan_fold(
         op, linear, linear_feature, scale=scale, shift=shift, weights=weights,
@@ -200,12 +203,14 @@ def _island(
 
 
 def _master_weights(
-    chain: BiasedLinear, feature: int, wide: np.dtype, fold_weight_arguments: bool
+    chain: BiasedLinear, feature: int, wide: np.dtype, fold_weight_arguments: bool,
+    fold_narrow_weights: bool,
 ) -> tuple[Weights, ...] | Reason:
     """Each branch's weights as a convert (or a reshape of a convert) of master weights at
     least as wide as `wide`: a constant, or with `fold_weight_arguments` a value not
     computed by a linear op (the master weights passed as an argument, scaled in the
-    graph)."""
+    graph); with `fold_narrow_weights`, also a constant stored only in the narrow type
+    (no master: W * s in float64 from it, rounded to that type again)."""
     found = []
     for linear in chain.branches:
         layout = linear_layout(linear, feature)
@@ -221,7 +226,11 @@ def _master_weights(
             continue
         master = master_value(value, wide) if fold_weight_arguments else None
         if master is None or constant_attr(master) is not None:
-            return reasons.NO_MASTER_WEIGHTS
+            narrow = stored_weights(value) if fold_narrow_weights and master is None else None
+            if narrow is None:
+                return reasons.NO_MASTER_WEIGHTS
+            found.append(Weights(layout, value, narrow, tensor_type, dtype))
+            continue
         if computed_by_linear_op(master):
             return reasons.WEIGHTS_ARE_ACTIVATIONS
         found.append(Weights(layout, value, None, tensor_type, dtype, master))
