@@ -44,8 +44,10 @@ each weight carries one rounding to T in both, and the activation one at the con
 A(x) / s instead of A(x): the same relative error. The shift never becomes a bias after
 the layer here: L(x, W * s) rounded to T at the size of x, then L(t, W) added, cancels
 T's few digits when the mean is large against the spread (x near 1000 with variance 1
-lost every digit of bf16). Weights stored only in T would be rounded a second time, and
-are refused. With weights as arguments (the master weights and the chain's values
+lost every digit of bf16). Weights stored only in T (Flax's `dtype=param_dtype=bfloat16`)
+are rounded a second time, round_T(W_T * s) in float64, with `fold-narrow-weights` (the
+default; the report marks the fold `rounded again in bf16`), and are refused without
+it; the shift stays in F in front all the same. With weights as arguments (the master weights and the chain's values
 arguments), the scale folds in the graph as convert_T(W_F * broadcast_in_dim(s_F)), s
 computed in F and the product rounded to T once (the double rounding is argued in
 `fold.affine_map.master_value`); a shift would stay before the convert as x + t / s,
@@ -214,7 +216,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     float type, the weights at least as wide as the activation and result, a constant (or,
     in the graph, not computed by a linear op, and not grouped; through a convert, a convert
     to T of a constant at least as wide as F: master weights, or with
-    `fold-weight-arguments` such a value in the graph), and finite; through a convert with
+    `fold-weight-arguments` such a value in the graph, or with `fold-narrow-weights` a
+    constant stored only in T, not computed by a linear op), and finite; through a convert with
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
     with ops passed, the chain's values are constants; with a clamp passed, no scale is
