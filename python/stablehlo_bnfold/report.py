@@ -37,6 +37,10 @@ class Fold:
     linear: str
     through: str = ""
     """The ops the fold passed the affine map across (`stablehlo.maximum`), if any."""
+    rounded_again: str = ""
+    """The narrow type (`bf16`, `f16`) of weights the fold scaled though they had no wider
+    master copy: W * s computed in float64 from them and rounded to that type again (the
+    pass option `fold-narrow-weights`); empty when every weight was rounded once."""
     position: str = ""
     """`@main op 12` (`position_of`) where the location does not say which op it is."""
 
@@ -94,13 +98,13 @@ class FoldReport:
         """(location, what) of every fold, then every skip: what the text report says
         after the location, and the remark `--verify-diagnostics` checks."""
         return [
-            (_where(f), f"folded {f.op} into {f.linear}{_through(f)} [{f.pattern}]")
+            (_where(f), f"folded {f.op} into {f.linear}{_through(f)}{_rounded(f)} [{f.pattern}]")
             for f in self.folds
         ] + [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
     def to_dict(self) -> dict:
         """The report as `to_json` writes it: `folds` (each with `location`, `pattern`,
-        `op`, `producer`, and `through` when not empty), `skips` (`location`, `pattern`,
+        `op`, `producer`, and `through` and `rounded_again` when not empty), `skips` (`location`, `pattern`,
         `op`, `reason`), `folded` and `skipped` (the counts). A fold or skip whose location
         does not say which op it is has `position` (`@main op 12`), and `layer` where its
         location is a name with one (`Conv_0` in `jit(model)/Conv_0/mul`)."""
@@ -108,6 +112,7 @@ class FoldReport:
             "folds": [
                 {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
                 | ({"through": f.through} if f.through else {})
+                | ({"rounded_again": f.rounded_again} if f.rounded_again else {})
                 | _placed(f)
                 for f in self.folds
             ],
@@ -161,6 +166,10 @@ def position_of(function: str, index: int) -> str:
     """How the report names an op by its place: the `index`-th op (from 1, in the order
     the function prints them, nested ops included) of `@function`."""
     return f"@{function} op {index}"
+
+
+def _rounded(fold: Fold) -> str:
+    return f" (rounded again in {fold.rounded_again})" if fold.rounded_again else ""
 
 
 _FILE_LINE_COL = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
@@ -234,9 +243,9 @@ class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[tuple[ir.Location, str, str, str, str, int]] = field(default_factory=list)
-    """(location, pattern, op, linear, through, op address) of each fold; made into `Fold`s
-    by `finish`."""
+    folds: list[tuple[ir.Location, str, str, str, str, str, int]] = field(default_factory=list)
+    """(location, pattern, op, linear, through, rounded_again, op address) of each fold;
+    made into `Fold`s by `finish`."""
     skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
     """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
@@ -281,11 +290,13 @@ class Recorder:
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
         self._skipped.add(key[0])
 
-    def fold(self, op: ir.OpView, pattern: str, linear: str, through: str = "") -> None:
+    def fold(
+        self, op: ir.OpView, pattern: str, linear: str, through: str = "", rounded_again: str = ""
+    ) -> None:
         self.skips.pop((op_key(op.operation), pattern), None)
         key = op_key(op.operation)
         if key not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, linear, through, key))
+            self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, key))
 
     def number(self, root: ir.Operation) -> None:
         """Note the place of every op under `root` in its function (`position_of`), for

@@ -348,6 +348,30 @@ def test_options_are_the_pass_options_for_every_input_kind(kind):
     assert fold("fold-weight-arguments=false").skips[0].reason == "weights are not a constant"
 
 
+NARROW_ISLAND = """
+func.func @main(%arg0: tensor<2x4xbf16>) -> tensor<2x3xbf16> {
+  %k = stablehlo.constant dense<0.75> : tensor<4x3xbf16>
+  %s = stablehlo.constant dense<[1.3, 0.7, 3.1]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  %df = stablehlo.convert %d : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %n = stablehlo.multiply %df, %sb : tensor<2x3xf32>
+  %y = stablehlo.convert %n : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}
+"""
+
+
+@pytest.mark.parametrize("options, folded", [("", 1), ("fold-narrow-weights=true", 1), ("fold-narrow-weights=false", 0)])
+def test_fold_narrow_weights_is_a_pass_option_on_by_default(options, folded):
+    report = stablehlo_bnfold.fold_batch_norm(NARROW_ISLAND, with_report=True, options=options)[1]
+    assert report.folded == folded
+    if not folded:
+        assert [s.reason for s in report.skips] == [
+            "weights have no wider master copy: folding would round them again"
+        ]
+
+
 def test_an_unknown_option_is_a_fold_error_before_anything_is_read():
     with pytest.raises(FoldError, match="unknown option 'fold-larger=1'.*known: fold-larger-weight-arguments"):
         stablehlo_bnfold.fold_batch_norm("not mlir", options="fold-larger=1")
