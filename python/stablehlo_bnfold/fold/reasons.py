@@ -67,6 +67,7 @@ __all__ = [
     "PER_FEATURE_OVERFLOW",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
+    "POOL_LOWEST_MAY_BE_EMPTY",
     "POOL_SPANS_FEATURE",
     "POOL_USERS",
     "REDUCE_INIT_NOT_IDENTITY",
@@ -244,6 +245,13 @@ POOL_INIT_NOT_LOWEST = Reason(
     "the max-pool's init value is not -inf or the lowest value: scaling would change its padding"
 )
 POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
+POOL_LOWEST_MAY_BE_EMPTY = Reason(
+    "the max-pool's init value is the lowest finite value, not -inf, and a window may hold "
+    "only padding: the shift cannot pass it"
+)
+"""Why the shift stays behind a max-pool that its scale passes: maxpool(v + t) =
+maxpool(v) + t needs each window to hold an element of v, or padding of -inf (-inf + t =
+-inf); a window of the lowest finite value alone would not move by t."""
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
