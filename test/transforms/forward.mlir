@@ -546,6 +546,30 @@ func.func @no_shift_alone_through_max_pool_init_not_lowest(%arg0: tensor<1x4x4x2
 
 // -----
 
+// A shift alone (a pre-activation batch norm's x + t / s, its scale folded forward) before
+// a clamp: moved into the convolution's bias it would cancel there at the size of t, and
+// the clamp's bounds be rounded at that size, for no scale moved. It stays.
+// CHECK-LABEL: func.func @no_shift_alone_through_clamp(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}}
+// CHECK:         stablehlo.convolution(%[[C]], %{{.+}})
+func.func @no_shift_alone_through_clamp(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y = stablehlo.add %arg0, %s : tensor<1x4x4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  return %o : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // DenseNet's and ResNetV2's head: the last batch norm -> relu -> global average pool
 // (reduce add over H and W, then a divide by H * W, which folds into the Dense first) ->
 // Dense. The scale passes the relu and the sum along the feature, dimension 3 then 1.

@@ -196,8 +196,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus, clamps,
     max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates
-    (its scale not all ones where one of them blocks the shift: a shift alone reached
-    through a relu is no candidate); every user
+    (its scale not all ones where one of them blocks the shift or is a clamp: a shift
+    alone reached through a relu is no candidate); every user
     of the chain's result (or the convert's) is a linear op reading it along the feature,
     without a convert an op that reads only its shape (torch-mlir's `shape_of` with a
     symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu
@@ -799,7 +799,8 @@ def _plan(
     scale, shift = affine.affine(activation if narrowing is None else x)
     unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     # A shift alone reached through ops (the shift an output-side fold left behind a relu):
-    # a candidate only where every op passed passes it (a max-pool, a sum), decided below.
+    # a candidate only where every op passed passes it and none is a clamp (a max-pool, a
+    # sum), decided below.
     shift_alone = narrowing is None and activation != top.result and unit_scale
     if narrowing is not None and not single_user(top.result):
         return rw.skip(top, reasons.ISLAND_USERS)
@@ -815,8 +816,9 @@ def _plan(
         return _refuse(rw, affine, walked)
     consumers, passed = walked
     blocked = any(p.shift_factor is None for p in passed)
-    if shift_alone and blocked:
-        # Nothing would pass the relu (or pad, or padded pool).
+    if shift_alone and (blocked or any(p.bounds is not None for p in passed)):
+        # Nothing would pass the relu (or pad, or padded pool); through a clamp the moved
+        # bounds and the bias would cancel at the size of t, for no scale moved.
         return rw.not_candidate(top, reasons.SHIFT_ALONE)
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
