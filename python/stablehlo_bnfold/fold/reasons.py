@@ -26,6 +26,7 @@ __all__ = [
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
+    "COST_MORE_OPS",
     "COST_WEIGHTS_LARGER",
     "COST_NOTHING_REMOVED",
     "DATA_DEPENDENT",
@@ -212,6 +213,14 @@ ISLAND_USERS = Reason("affine result has other users than the narrowing convert"
 DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only the batch may be dynamic")
 COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
 COST_LARGER = Reason("folding would move an add onto a larger tensor")
+COST_MORE_OPS = Reason(
+    "folding in the graph would build more ops than it removes: a shift alone contracted "
+    "with the weights on every call"
+)
+"""Why a shift alone before a linear op whose weights are arguments stays: its add and
+broadcast would become L(t, W) computed on every call, a `dot_general` and the ops laying
+t over the weights and adding the result, more ops in all (the activation-sized add goes,
+the graph grows)."""
 COST_WEIGHTS_LARGER = Reason(
     "weights the graph would scale or contract on every call have more elements than the "
     "activation: the fold would move the op onto a larger tensor"

@@ -121,7 +121,11 @@ consumer needs a bias add after it, unless the shift is zero or the bias merges 
 consumer's own bias add. When those adds are as many as the chain's ops, or one would be
 on a result larger than the input, only the scale folds and the shift stays in front as
 one add x + t / s that every consumer reads (as before a padded convolution); when that
-cannot be done either, nothing is, and the report says why.
+cannot be done either, nothing is, and the report says why. In the graph (weights as
+arguments) a shift alone, its scale folded elsewhere, is contracted with the weights on
+every call: where that builds more ops than its add and broadcast (t laid over a
+convolution's kernel, a `dot_general`, an add into the bias), the add stays, so that the
+folded graph never has more ops than the original.
 """
 
 from __future__ import annotations
@@ -240,8 +244,10 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
     sum |K * t| per output feature; last, in the graph, the consumers' weights that the
     scale multiplies or the shift is contracted with on every call have no more elements in
-    all than the chain's result (`fold.plan.per_call_larger`). A chain that stops at a
-    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    all than the chain's result (`fold.plan.per_call_larger`), and a shift alone contracted
+    with the weights in the graph builds no more ops than the chain removes (its ops and
+    the broadcasts only they read: `_contracted_ops`, `_removed_ops`); both unless
+    `fold-larger-weight-arguments`. A chain that stops at a per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
     cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
@@ -908,10 +914,63 @@ def _plan(
         (c.weights if c.master is None else c.master for c in consumers), met, top.result
     ):
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
+    if (
+        not exact and unit_scale and not no_shift and not rw.fold_larger_weight_arguments
+        and _contracted_ops(plans) > _removed_ops(affine)
+    ):
+        # A shift alone: one add (and its broadcast) traded for L(t, W) on every call.
+        return rw.skip(top, reasons.COST_MORE_OPS)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
         tuple(passed), negative, feature, clamps,
     )
+
+
+def _removed_ops(affine: AffineChain) -> int:
+    """The ops a fold of `affine` removes: its steps, and the broadcasts (of reshapes) of
+    their per-channel operands that only the step reads."""
+    removed = 0
+    for step in affine.steps:
+        removed += 1
+        for operand in step.op.operands:
+            while operand != step.down and isinstance(operand.owner, _LAYING) and single_user(operand):
+                removed += 1
+                operand = operand.owner.operands[0]
+    return removed
+
+
+_LAYING = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ReshapeOp)
+"""The ops that lay a per-channel value over an activation."""
+
+
+def _contracted_ops(plans: list[_ConsumerPlan]) -> int:
+    """The ops `_contract_in_graph` and the bias add build, in the graph, for the consumers
+    of `plans`: the shift made a [C] vector (a reshape, and a broadcast for a value of
+    another size), laid over the weights' summed dimensions (a broadcast, when there are
+    more than one), the `dot_general`, a transpose and a convert where needed, and an add
+    into the consumer's own bias (a reshape of it first where it is not [C]) or a new
+    broadcast and add."""
+    built = 0
+    for plan in plans:
+        layout = plan.consumer.layout
+        weights_type = ir.RankedTensorType(plan.consumer.weights.type)
+        summed = [d for d in range(weights_type.rank) if d not in layout.kept]
+        built += 1 + (len(summed) > 1) + (list(layout.kept) != sorted(layout.kept))
+        result_element = ir.RankedTensorType(plan.consumer.linear.result.type).element_type
+        built += result_element != weights_type.element_type
+        built += 2 if plan.own is None else 1 + _vector_ops(plan.own[1])
+    return built
+
+
+def _vector_ops(value: PerChannel) -> int:
+    """The ops `FoldRewriter.vector` builds to make `value` a [C] vector: none for a
+    [C] value, a reshape for one of C elements, a reshape and a broadcast for a scalar."""
+    if not isinstance(value, Narrow):
+        return 0
+    shaped = ir.RankedTensorType(value.value.type)
+    if shaped.rank == 1:
+        return 0
+    return 1 if int(np.prod(shaped.shape)) > 1 else 2
 
 
 def _moved_clamps(
