@@ -916,7 +916,7 @@ def _plan(
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
     if (
         not exact and unit_scale and not no_shift and not rw.fold_larger_weight_arguments
-        and _contracted_ops(plans) > _removed_ops(affine)
+        and _contracted_ops(plans, shift) > _removed_ops(affine)
     ):
         # A shift alone: one add (and its broadcast) traded for L(t, W) on every call.
         return rw.skip(top, reasons.COST_MORE_OPS)
@@ -943,15 +943,16 @@ _LAYING = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stable
 """The ops that lay a per-channel value over an activation."""
 
 
-def _contracted_ops(plans: list[_ConsumerPlan]) -> int:
+def _contracted_ops(plans: list[_ConsumerPlan], shift: PerChannel) -> int:
     """The ops `_contract_in_graph` and the bias add build, in the graph, for the consumers
-    of `plans`: the shift made a [C] vector (a reshape, and a broadcast for a value of
-    another size), laid over the weights' summed dimensions (a broadcast, when there are
-    more than one), the `dot_general`, a transpose and a convert where needed, and an add
-    into the consumer's own bias (a reshape of it first where it is not [C]) or a new
-    broadcast and add."""
+    of `plans`: the `shift` made a [C] vector (a reshape, and a broadcast for a single
+    element), laid over the weights' summed dimensions (a broadcast, when there are more
+    than one), the `dot_general`, a transpose and a convert where needed, and an add into
+    the consumer's own bias (a reshape of it first where it is not [C]) or a new broadcast
+    and add."""
     built = 0
     for plan in plans:
+        built += _vector_ops(shift)
         layout = plan.consumer.layout
         weights_type = ir.RankedTensorType(plan.consumer.weights.type)
         summed = [d for d in range(weights_type.rank) if d not in layout.kept]
