@@ -19,6 +19,7 @@ __all__ = [
     "BROADCAST_CHANGES_TYPE",
     "CLAMP_BOUNDS_NOT_CONSTANT",
     "CLAMP_BOUNDS_OVERFLOW",
+    "CLAMP_SHIFT_NOT_CONSTANT",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
     "CONCAT_SPANS_OTHER_DIMENSION",
@@ -65,6 +66,7 @@ __all__ = [
     "PAD_SCALE_ZERO",
     "PAD_SPANS_FEATURE",
     "PER_FEATURE_OVERFLOW",
+    "PICKS_NOT_CONSTANT",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
     "POOL_SPANS_FEATURE",
@@ -225,10 +227,9 @@ SHIFT_KEPT_WIDE = Reason(
     "cancel in the narrow type at the size of x, not of the norm's result"
 )
 SHIFT_NOT_CONSTANT = Reason("the shift stays in front and the weights or scale are not constants")
-NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT, SHIFT_NOT_CONSTANT})
-"""The reasons that say a linear op's weights (or the values the fold would need with
-them) are not constants: an input-side chain with no batch norm in it is then no
-candidate."""
+NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT})
+"""The reasons that say a linear op's weights are not constants: an input-side chain with
+no batch norm in it is then no candidate."""
 
 # Through a ReLU (patterns/through.py).
 NOT_RELU_OF_LINEAR = Reason("not a maximum of a linear op and a constant")
@@ -246,6 +247,11 @@ POOL_INIT_NOT_LOWEST = Reason(
 POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
+PICKS_NOT_CONSTANT = Reason(
+    "per-channel scale or shift is not a constant: only constants are laid over the channels "
+    "a slice or concatenate keeps"
+)
+CLAMP_SHIFT_NOT_CONSTANT = Reason("per-channel shift is not a constant: the clamp's bounds cannot move by it")
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.

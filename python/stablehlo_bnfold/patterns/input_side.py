@@ -104,7 +104,10 @@ it takes s and t laid over its input channels that way; both pass the shift too 
 slice of other dimensions keeps every channel). A concatenate along another dimension
 would put w's elements under the scale too, and is refused; one chain folds at a time,
 each operand's in its own fold. A scale that is not a
-constant has no known sign: refused, with or without `fold-weight-arguments`. The
+constant has no known sign: refused before a relu, leaky relu, clamp or max-pool, with or
+without `fold-weight-arguments`; pads, transposes, reshapes and sums take a scale of any
+sign, computed in the graph (timm's ConvNeXt: a channels-last LayerNorm, a permute, a 1x1
+convolution), and the shift where it passes them (not a pad's zeros). The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
 transposes and reshapes are passed (BN -> global average pool -> Dense), the shift passes
@@ -217,10 +220,13 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     `fold-weight-arguments` such a value in the graph), and finite; through a convert with
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
-    with ops passed, the chain's values are constants; with a clamp passed, no scale is
-    zero; with a relu, leaky relu, max-pool, pad, count map divide or a sum pool that pads
-    or dilates its input passed (not only sums, unpadded sum pools, transposes and reshapes,
-    which the shift passes, as n * t through a sum of n elements), no scale is zero, no
+    with ops passed and values in the graph, the scale is a constant where a relu, leaky
+    relu, clamp or max-pool is passed, no slice or concatenate lays them over its channels,
+    and a shift that is not zero is a constant where a clamp or a sum is passed; with a
+    clamp passed, no scale is zero; with a relu, leaky relu, max-pool, pad, count map
+    divide or a sum pool that pads or dilates its input passed (not only sums, unpadded sum
+    pools, transposes and reshapes, which the shift passes, as n * t through a sum of n
+    elements), where the scale is a constant, no scale is zero, no
     scale is negative where a maximum or a leaky relu is passed, and with a shift the chain
     has two activation-sized ops or more, the shift staying in front as x + t / s (as
     below); where the convolution pads or dilates its input, or the bias adds the fold needs
@@ -335,13 +341,15 @@ dynamic broadcast's are no data)."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
-    """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
+    """Whether a chain may end below `value` (`_chained` along any feature): a per-feature
     affine op, and not a bias add reached through the ops a scale passes, nor an add of two
     activations (a residual add: `affine_chain` finds no per-channel side in it)."""
     # Every linear op of a model comes here, and nearly all are refused: each producer is
-    # read once (a binding call each), the add's operands' for both of its checks.
+    # read once (a binding call each), the add's operands' for both of its checks. Along
+    # any feature: a reshape merging the dimensions before the feature (torch's view(-1, C)
+    # before a Linear) keeps it whole, but no other dimension.
     op = value.owner
-    walked = _walked(value, 0, op)
+    walked = _walked(value, None, op)
     moved = walked is not None
     if moved:
         op = walked[1]
@@ -404,11 +412,12 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
 
 
 def _walked(
-    value: ir.Value, feature: int, op: ir.OpView | ir.Block
-) -> tuple[ir.Value, ir.OpView, int] | None:
+    value: ir.Value, feature: int | None, op: ir.OpView | ir.Block
+) -> tuple[ir.Value, ir.OpView, int | None] | None:
     """Below the passage ops that compute `value` (`op`, its producer; `_chained`): the
     value there, its op and the feature; None where `op` is none of them or the walk stops
-    inside them."""
+    inside them. A `feature` of None walks along any feature (`_may_start_chain`): through
+    every reshape, and to a divide after a sum pool as to a chain's."""
     # Every accessor is a call into the bindings (every linear op of a model comes here):
     # each op is read once, each operand only when the ones before it are not walked to.
     below, below_feature = value, feature
@@ -427,7 +436,7 @@ def _walked(
         elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
             datas = [op.inputs[0]]
         elif kind is stablehlo.DivOp:
-            if not divides_sum_pool_by_map(op) or _per_feature_divisor(op, below_feature):
+            if not divides_sum_pool_by_map(op) or feature is None or _per_feature_divisor(op, below_feature):
                 break  # a per-feature divide: a chain ends here
             datas = [op.lhs]
         else:
@@ -445,7 +454,7 @@ def _walked(
                 break
         else:
             return None
-        if kind is not stablehlo.MaxOp:  # (a maximum keeps every dimension)
+        if kind is not stablehlo.MaxOp and feature is not None:  # (a maximum keeps every dimension)
             below_feature = feature_below(op, below_feature)
             if below_feature is None:
                 return None
@@ -831,16 +840,19 @@ def _plan(
     # the sums add up (below).
     blocked = any(p.shift_factor is None for p in passed)
     if passed and not unit_scale and not affine.constant:
-        return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
+        refused = _passage_refused_in_graph(passed, scale, shift, no_shift)
+        if refused is not None:
+            return rw.skip(top, refused)
     if any(p.bounds is not None for p in passed) and np.any(scale == 0):
         # A clamp's bounds move to (lo - c) / s: a dead channel has none.
         return rw.skip(top, reasons.SCALE_ZERO)
     if blocked and not unit_scale:
-        refused = _passage_refused(passed, scale, no_shift, removed)
-        if refused is not None:
-            return rw.skip(top, refused)
-        if any(p.is_relu for p in passed) and np.any(scale < 0):
-            negative = scale < 0
+        if isinstance(scale, np.ndarray):
+            refused = _passage_refused(passed, scale, no_shift, removed)
+            if refused is not None:
+                return rw.skip(top, refused)
+            if any(p.is_relu for p in passed) and np.any(scale < 0):
+                negative = scale < 0
         kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
     elif blocked:
         kept_reason = None if no_shift else reasons.SHIFT_ALONE
@@ -872,7 +884,9 @@ def _plan(
                 return rw.not_candidate(top, reasons.SHIFT_ALONE)
             return rw.skip(top, reasons.SHIFT_ALONE)
         if not exact:
-            return _refuse(rw, affine, reasons.SHIFT_NOT_CONSTANT)
+            # Reported: the scale is what would fold (an input normalization before a
+            # padded convolution whose kernel is an argument).
+            return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
             return rw.skip(top, reasons.PAD_SCALE_ZERO)
         with np.errstate(all="ignore"):
@@ -937,6 +951,33 @@ def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
     return None if rounded is None else np.where(infinite, bound, rounded).astype(dtype)
 
 
+def _passage_refused_in_graph(
+    passed: list[Passed], scale: PerChannel, shift: PerChannel, no_shift: bool
+) -> Reason | None:
+    """Why a scale or shift the graph computes (not both constants) cannot move forward
+    across the `passed` ops: a scale of unknown sign meets an op that takes a maximum
+    (relu, max-pool, leaky relu, clamp); a slice or concatenate would lay the values over
+    its channels; a shift would be multiplied by what a sum adds up, or move a clamp's
+    bounds. Pads, transposes, reshapes, sums and count map divides take any scale, of any
+    sign: pad(v * s, 0) = pad(v, 0) * s, sum(v * s) = sum(v) * s."""
+    if not isinstance(scale, np.ndarray) and any(_takes_max(p) for p in passed):
+        return reasons.SCALE_NOT_CONSTANT
+    if any(p.picks is not None for p in passed):
+        return reasons.PICKS_NOT_CONSTANT
+    if not no_shift and not isinstance(shift, np.ndarray):
+        if any(p.bounds is not None for p in passed):
+            return reasons.CLAMP_SHIFT_NOT_CONSTANT
+        if any(p.shift_factor not in (None, 1.0) for p in passed):
+            return reasons.SUM_NOT_CONSTANT
+    return None
+
+
+def _takes_max(p: Passed) -> bool:
+    """Whether the passed op takes a maximum (or a minimum): a relu, max-pool, leaky relu
+    or clamp, which a scale passes by its sign."""
+    return p.is_relu or p.takes_max or p.leaky or p.bounds is not None
+
+
 def _passage_refused(
     passed: list[Passed], scale: np.ndarray, no_shift: bool, removed: int
 ) -> Reason | None:
@@ -958,8 +999,8 @@ def _passage_refused(
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
     linear op's weights are not constants (a reason of `reasons.NOT_CONSTANT`) is no
-    candidate (attention's q * scale before q @ k^T, a bias add before a layer with
-    weights as arguments that cannot take it)."""
+    candidate (attention's q * scale before q @ k^T, a chain before a layer whose
+    weights are arguments without `fold-weight-arguments`)."""
     if reason in reasons.NOT_CONSTANT and not any(
         isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
     ):

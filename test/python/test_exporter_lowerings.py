@@ -1,0 +1,69 @@
+"""The lowerings real exporters write (torch.export through torch_xla, timm, Keras on
+TensorFlow, jax.export), as the hand-written cases of test/transforms that show them: the
+lit file checks each case's IR and report, and here each is folded with the API and run
+through XLA on the CPU against the original (`fold_and_compare`), its arguments standard
+normal (so a scale computed in the graph meets both signs)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import assert_close, fold_and_compare
+from jax import export
+
+import stablehlo_bnfold
+
+TRANSFORMS = pathlib.Path(__file__).resolve().parents[1] / "transforms"
+
+
+def lit_case(file: str, name: str) -> str:
+    """The `// -----` case of test/transforms/`file` that defines `@name`, with `@name`
+    renamed `@main` (the function the runner calls)."""
+    chunks = [c for c in (TRANSFORMS / file).read_text().split("// -----") if f"func.func @{name}(" in c]
+    assert len(chunks) == 1, f"{file}: {len(chunks)} cases define @{name}"
+    return chunks[0].replace(f"func.func @{name}(", "func.func @main(")
+
+
+# (lit file, case, folds the report counts). The symbolic-batch cases run in the
+# jax.export tests below: `with_static_batch` cannot set a merged dimension's size.
+CASES = [
+    ("forward.mlir", "fold_through_reshape_merging_the_leading_dimensions", 1),
+    ("forward.mlir", "fold_argument_norm_through_transpose", 1),
+    ("forward.mlir", "fold_argument_scale_through_pad", 1),
+]
+
+
+@pytest.mark.parametrize("file, name, folds", CASES, ids=[name for _, name, _ in CASES])
+def test_folded_lit_case_computes_what_the_original_computes(file, name, folds):
+    fold_and_compare(lit_case(file, name), seed=0, batch_norms_left=0, folds=folds)
+
+
+@pytest.mark.parametrize("batch", ["static", "symbolic"])
+@pytest.mark.parametrize("weights", ["constants", "arguments"])
+def test_an_affine_map_before_a_view_to_tokens_and_a_dense_folds_in_every_export_form(weights, batch):
+    # torch.export's nn.Linear on a 4-D activation: view(-1, C), then mm. The reshape
+    # merges the dimensions before the channels; with a symbolic batch it is a
+    # dynamic_reshape.
+    rng = np.random.default_rng(5)
+    s, t = (jnp.asarray(rng.standard_normal(8), jnp.float32) for _ in range(2))
+    w = jnp.asarray(rng.standard_normal((8, 5)), jnp.float32)
+
+    def dense(x, s, t, w):
+        return (x * s + t).reshape(-1, 8) @ w
+
+    shape = export.symbolic_shape("b, 4, 4, 8") if batch == "symbolic" else (2, 4, 4, 8)
+    x_spec = jax.ShapeDtypeStruct(shape, jnp.float32)
+    if weights == "arguments":
+        exported, parameters = export.export(jax.jit(dense))(x_spec, s, t, w), (s, t, w)
+    else:
+        exported, parameters = export.export(jax.jit(lambda x: dense(x, s, t, w)))(x_spec), ()
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert [(f.through, f.linear) for f in report.folds] == [
+        ("stablehlo.dynamic_reshape" if batch == "symbolic" else "stablehlo.reshape", "stablehlo.dot_general")
+    ]
+    x = jnp.asarray(rng.standard_normal((2, 4, 4, 8)), jnp.float32)
+    assert_close(np.asarray(exported.call(x, *parameters)), np.asarray(folded.call(x, *parameters)))
