@@ -1145,6 +1145,26 @@ func.func @no_fold_weights_are_activations(%arg0: tensor<2x4xf32>, %arg1: tensor
 
 // -----
 
+// Attention's scores q . k^T reshaped to add a leading 1, then scaled by 1 / sqrt(d): a
+// scalar is per-channel along every dimension, and the one the reshape keeps whole says
+// why it stays (the same as without the reshape), not the size-1 dimension it adds.
+// CHECK-LABEL: func.func @no_fold_attention_scores_reshaped_then_scaled(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_attention_scores_reshaped_then_scaled(%arg0: tensor<4x8xf32>, %arg1: tensor<8x8xf32>, %arg2: tensor<8x8xf32>) -> tensor<1x4x4xf32> {
+  %q = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = stablehlo.dot_general %arg0, %arg2, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %kt = stablehlo.transpose %k, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %s = stablehlo.dot_general %q, %kt, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %r = stablehlo.reshape %s : (tensor<4x4xf32>) -> tensor<1x4x4xf32>
+  %c = stablehlo.constant dense<0.125> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1x4x4xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are computed by a linear op: the op would only move onto them [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %cb : tensor<1x4x4xf32>
+  return %y : tensor<1x4x4xf32>
+}
+
+// -----
+
 // K * s overflows f32 (s is about 3.4e39).
 // CHECK-LABEL: func.func @no_fold_folded_weights_overflow(
 // CHECK:         stablehlo.batch_norm_inference

@@ -650,8 +650,10 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, .
             layout = None if below is None else linear_layout(linear.linear, below)
             layouts.append((f, tuple(features), below, layout))
     # A scalar scale is per-channel along every dimension: constant weights first, as
-    # `decomposed` does, never a dot_general's data operand when a constant is there.
-    layouts.sort(key=lambda fl: fl[3] is None or _weights_not_constant(linear, fl[3]))
+    # `decomposed` does, never a dot_general's data operand when a constant is there; and
+    # a dimension the reshapes of P keep whole before one they split or merge (attention's
+    # q . k^T reshaped to [1, T, T]: its weights, not the reshape, are why it stays).
+    layouts.sort(key=lambda fl: (fl[3] is None, fl[3] is None or _weights_not_constant(linear, fl[3])))
     for feature, features, below, layout in layouts:
         channels = shape[feature]
         if layout is None and below is not None:
