@@ -66,6 +66,7 @@ __all__ = [
     "PAD_SCALE_ZERO",
     "PAD_SPANS_FEATURE",
     "PER_FEATURE_OVERFLOW",
+    "PER_TOKEN_FACTOR",
     "PICKS_NOT_CONSTANT",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
@@ -310,6 +311,12 @@ SHIFT_KEPT_MAP = Reason(
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
 """Why a per-channel chain that is no pattern's candidate stays; the line adds what it
 reads and what reads it."""
+PER_TOKEN_FACTOR = Reason(
+    "the per-channel value multiplies a per-token value (a norm's statistic), not an "
+    "activation a linear op reads"
+)
+"""Why a per-channel chain on a statistic broadcast from the data stays (gamma inside a
+LayerNorm's per-token factor, as TensorFlow lowers Keras's LayerNormalization)."""
 
 # Through a reshape or transpose (patterns/through.py).
 RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimension")
