@@ -34,6 +34,7 @@ CASES = [
     ("forward.mlir", "fold_through_reshape_merging_the_leading_dimensions", 1),
     ("forward.mlir", "fold_argument_norm_through_transpose", 1),
     ("forward.mlir", "fold_argument_scale_through_pad", 1),
+    ("input_side.mlir", "fold_gelu_half_through_the_product_of_activations", 1),
 ]
 
 
@@ -67,3 +68,21 @@ def test_an_affine_map_before_a_view_to_tokens_and_a_dense_folds_in_every_export
     ]
     x = jnp.asarray(rng.standard_normal((2, 4, 4, 8)), jnp.float32)
     assert_close(np.asarray(exported.call(x, *parameters)), np.asarray(folded.call(x, *parameters)))
+
+
+def test_exact_gelu_folds_its_half_into_the_next_convolution_through_the_product():
+    # jax.nn.gelu(approximate=False): (x * 0.5) * (1 + erf(x / sqrt(2))), the 0.5 on x.
+    rng = np.random.default_rng(6)
+    k = jnp.asarray(rng.standard_normal((1, 1, 8, 4)), jnp.float32)
+
+    def block(x):
+        h = jax.nn.gelu(x, approximate=False)
+        return jax.lax.conv_general_dilated(h, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    exported = export.export(jax.jit(block))(jax.ShapeDtypeStruct((1, 4, 4, 8), jnp.float32))
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert [(f.op, f.linear, f.through) for f in report.folds] == [
+        ("stablehlo.multiply", "stablehlo.convolution", "stablehlo.multiply")
+    ]
+    x = jnp.asarray(rng.standard_normal((1, 4, 4, 8)), jnp.float32)
+    assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))

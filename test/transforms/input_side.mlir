@@ -433,6 +433,29 @@ func.func @fold_layer_norm_scale_split_off_the_per_token_factor(%arg0: tensor<2x
 
 // -----
 
+// Exact GELU, (x * 0.5) * (1 + erf(x / sqrt(2))), before a 1x1 convolution (the erf term
+// here a logistic): 0.5 is split off the product of the two activations, x * 0.5 goes,
+// and the 0.5 folds into the kernel. The report names the multiply by 0.5, through the
+// multiply of the two activations.
+// CHECK-LABEL: func.func @fold_gelu_half_through_the_product_of_activations(
+// CHECK:         %[[E:.+]] = stablehlo.logistic %arg0
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[E]], %arg0 : tensor<1x4x4x2xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         stablehlo.convolution(%[[Y]], %{{.+}})
+func.func @fold_gelu_half_through_the_product_of_activations(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %c = stablehlo.constant dense<0.5> : tensor<f32>
+  %half = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.multiply [fold_input_affine_into_conv]
+  %h = stablehlo.multiply %half, %arg0 : tensor<1x4x4x2xf32>
+  %e = stablehlo.logistic %arg0 : tensor<1x4x4x2xf32>
+  %g = stablehlo.multiply %h, %e : tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %o = stablehlo.convolution(%g, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %o : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // Mixed bf16, Flax's LayerNorm computed in f32 and converted to bf16 before a bf16 Dense
 // whose weights are a convert of f32 master weights: the scale folds into
 // round_bf16(W * s), from the master weights; the shift stays in f32 before the narrowing
@@ -1499,7 +1522,7 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 29, skipped 50
+// REPORT: folded 30, skipped 50
 
 // -----
 

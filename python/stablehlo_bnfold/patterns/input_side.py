@@ -1078,8 +1078,8 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
                 _clamp(rw, passed, lower, upper, like)
     for passed, lower, upper in plan.clamps:
         _clamp(rw, passed, lower, upper, like)
-    through = ", ".join(p.name for p in plan.passed)
-    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
+    reported, through = _reported(plan)
+    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=reported, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
         # The relus, pools and pads, and the shape reads `_consumers` skipped, read the
         # chain: they read x (+ t / s) instead.
@@ -1087,6 +1087,18 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     if plan.moved is not None:
         rw.note(kept.owner, plan.kept_reason)
     return outcome
+
+
+def _reported(plan: _Plan) -> tuple[ir.OpView, str]:
+    """The op the report names for `plan`'s fold, and the ops it passed: the chain's top
+    and the ops passed after it; for a chain that is only a split product v * (a * c),
+    the product a * c, whose factor c folds, passing the multiply by v (exact GELU's
+    x * 0.5 times the erf term: the 0.5 goes into the next layer through that multiply)."""
+    names = [p.name for p in plan.passed]
+    steps = plan.affine.steps
+    if len(steps) == 1 and steps[0].split is not None:
+        return steps[0].product, ", ".join([steps[0].op.operation.name, *names])
+    return plan.affine.top, ", ".join(names)
 
 
 def _shape_read(value: ir.Value) -> bool:
