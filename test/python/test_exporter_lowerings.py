@@ -12,10 +12,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import assert_close, fold_and_compare
+from helpers import assert_close, fold_and_compare, random_inputs
 from jax import export
 
 import stablehlo_bnfold
+from stablehlo_bnfold.verification import run_on_cpu
 
 TRANSFORMS = pathlib.Path(__file__).resolve().parents[1] / "transforms"
 
@@ -35,6 +36,8 @@ CASES = [
     ("forward.mlir", "fold_argument_norm_through_transpose", 1),
     ("forward.mlir", "fold_argument_scale_through_pad", 1),
     ("input_side.mlir", "fold_gelu_half_through_the_product_of_activations", 1),
+    ("input_side.mlir", "fold_input_side_bn_operands_arguments", 1),
+    ("through.mlir", "fold_transpose_scale_argument", 1),
 ]
 
 
@@ -86,3 +89,23 @@ def test_exact_gelu_folds_its_half_into_the_next_convolution_through_the_product
     ]
     x = jnp.asarray(rng.standard_normal((1, 4, 4, 8)), jnp.float32)
     assert_close(np.asarray(exported.call(x)), np.asarray(folded.call(x)))
+
+
+@pytest.mark.parametrize(
+    "name, op",
+    [
+        ("fold_batch_norm_arguments_through_reshape", "stablehlo.batch_norm_inference"),
+        ("fold_flax_batch_norm_arguments_through_reshape", "stablehlo.add"),
+    ],
+)
+def test_levit_batch_norm_with_argument_statistics_folds_through_the_reshape(name, op):
+    # dot_general -> reshape [B, T, C] -> [B * T, C] -> batch norm (torch's
+    # batch_norm_inference, Flax's decomposed form), the statistics arguments (a positive
+    # variance, the last: fold_and_compare's inputs are standard normal).
+    text = lit_case("through.mlir", name)
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    assert [(f.op, f.through) for f in report.folds] == [(op, "stablehlo.reshape")]
+    inputs = random_inputs(text, seed=7)
+    inputs[5] = np.abs(inputs[5]) + 0.25
+    (expected,), (actual,) = run_on_cpu(text, inputs), run_on_cpu(folded, inputs)
+    assert_close(expected, actual)

@@ -323,7 +323,7 @@ RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimensio
 """Why a chain after a reshape stays: its channels are not one dimension of the linear
 op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
 MOVED_USERS = Reason("reshape or transpose result has other users")
-MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")
+MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a concatenate")
 RESHAPE_SHAPE_FROM_LINEAR = Reason(
     "the dynamic reshape reads its shape from the linear op: it would stay computed"
 )

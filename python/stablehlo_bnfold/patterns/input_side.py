@@ -22,7 +22,8 @@ since zero padding commutes with a per-feature scale (0 * s = 0); the shift stay
 report says why at the add that keeps it. A shift alone before such a convolution has
 nothing to fold and is not a candidate.
 
-The affine map is any chain of `batch_norm_inference` (constant statistics) and
+The affine map is any chain of `batch_norm_inference` (constant statistics, or with
+`fold-weight-arguments` statistics passed as arguments, s and t computed in the graph) and
 per-feature add, subtract, multiply and divide, each read only by the next (Flax's
 `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
 classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
@@ -188,7 +189,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     conv(x + t / s, K * s). Every linear op reading x * s + t is rewritten alike.
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
-    with constant, finite statistics and variance + epsilon > 0, or add, subtract, multiply,
+    with finite statistics, variance + epsilon > 0 where constant, not computed from the
+    data where arguments, or add, subtract, multiply,
     divide by finite per-feature values, no divisor zero; constants, or narrow arguments
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
@@ -730,8 +732,8 @@ def _per_feature_overflow(affine: AffineChain, dtype: np.dtype) -> bool:
     if affine.constant:
         return False
     steps = affine.steps
-    first = max(i for i, step in enumerate(steps) if step.c is not None)
-    read = [v for step in steps if step.c is None for v in (step.s, step.t)]
+    first = max(i for i, step in enumerate(steps) if not step.constant)
+    read = [v for step in steps if step.constant for v in (step.s, step.t)]
     # The steps below `first` are constants: (scale, shift) below each of them, from the
     # innermost out, as `AffineChain.affine` computes them (the same float64 operations in
     # the same order). Below no step they are ones and zeros, finite in every type.
