@@ -70,6 +70,21 @@ func.func @layer_norm_gamma_inside_the_per_token_factor(%arg0: tensor<4x8xf32>) 
 
 // -----
 
+// A per-channel scale on a constant broadcast from fewer elements (a positional map, not a
+// statistic of the data): no linear op next to it.
+func.func @scale_on_a_broadcast_constant(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %p = stablehlo.constant dense<[[1.0], [2.0], [3.0], [4.0]]> : tensor<4x1xf32>
+  %p_b = stablehlo.broadcast_in_dim %p, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %gamma = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0, 0.25, 2.0, -1.0, 0.75]> : tensor<8xf32>
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  // CHECK-DAG: left.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: no convolution or dot_general next to the chain (reads stablehlo.broadcast_in_dim, read by stablehlo.add) [stablehlo-fold-batch-norm]
+  %y = stablehlo.multiply %p_b, %gamma_b : tensor<4x8xf32>
+  %o = stablehlo.add %y, %arg0 : tensor<4x8xf32>
+  return %o : tensor<4x8xf32>
+}
+
+// -----
+
 // Not chains left (no line of their own; the totals below count every line): a scalar
 // (folded here), a bias add after a convolution (the canonical form), a squeeze-excite
 // gate (its pattern's line says it is data), and the per-channel values' own arithmetic
@@ -94,4 +109,4 @@ func.func @not_chains(%arg0: tensor<1x4x4x2xf32>, %var: tensor<1x1x1x2xf32>) -> 
   return %gated, %cb, %ve : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>, tensor<1x1x1x2xf32>
 }
 
-// CHECK: folded 1, skipped 4
+// CHECK: folded 1, skipped 5
