@@ -109,3 +109,28 @@ def test_levit_batch_norm_with_argument_statistics_folds_through_the_reshape(nam
     inputs[5] = np.abs(inputs[5]) + 0.25
     (expected,), (actual,) = run_on_cpu(text, inputs), run_on_cpu(folded, inputs)
     assert_close(expected, actual)
+
+
+def test_a_channels_last_layer_norm_permuted_before_a_convolution_folds_with_weights_as_arguments():
+    # timm's ConvNeXt LayerNorm2d before a downsampling convolution: NCHW -> permute ->
+    # LayerNorm (gamma, beta arguments) -> permute back -> 2x2 stride-2 convolution (its
+    # kernel an argument). gamma's sign does not matter to a transpose.
+    rng = np.random.default_rng(8)
+    gamma, beta = (jnp.asarray(rng.standard_normal(16), jnp.float32) for _ in range(2))
+    kernel = jnp.asarray(rng.standard_normal((32, 16, 2, 2)), jnp.float32)
+
+    def downsample(x, gamma, beta, kernel):
+        h = jnp.transpose(x, (0, 2, 3, 1))
+        mean = h.mean(-1, keepdims=True)
+        var = ((h - mean) ** 2).mean(-1, keepdims=True)
+        h = jnp.transpose((h - mean) * jax.lax.rsqrt(var + 1e-6) * gamma + beta, (0, 3, 1, 2))
+        return jax.lax.conv_general_dilated(h, kernel, (2, 2), "VALID", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+
+    x = jnp.asarray(rng.standard_normal((2, 16, 8, 8)), jnp.float32)
+    exported = export.export(jax.jit(downsample))(x, gamma, beta, kernel)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert [(f.op, f.linear, f.through) for f in report.folds] == [
+        ("stablehlo.add", "stablehlo.convolution", "stablehlo.transpose")
+    ]
+    parameters = (gamma, beta, kernel)
+    assert_close(np.asarray(exported.call(x, *parameters)), np.asarray(folded.call(x, *parameters)))
