@@ -639,7 +639,9 @@ class AffineStep:
     @property
     def constant(self) -> bool:
         """Whether s and t are float64 constants (not applied in the graph)."""
-        return self.c is None and isinstance(self.s, np.ndarray) and isinstance(self.t, np.ndarray)
+        return (
+            self.c is None and isinstance(self.s, np.ndarray) and isinstance(self.t, np.ndarray)
+        )
 
 
 @dataclass(frozen=True)
@@ -706,9 +708,10 @@ def affine_chain(
     """The per-feature affine ops that compute `value` along `feature`, from its op down
     while each op's result is read only by the next: batch norms with constant statistics
     (or, with `fold_weight_arguments`, statistics that are parameters: s and t computed in
-    the graph, `_batch_norm_in_graph`), and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
-    continuing through its left operand only) or, with `fold_weight_arguments`, by a
-    per-channel value broadcast from a narrow one (a parameter passed as an argument).
+    the graph, `_batch_norm_in_graph`), and add, subtract, multiply, divide by a per-channel
+    constant (a subtract or divide continuing through its left operand only) or, with
+    `fold_weight_arguments`, by a per-channel value broadcast from a narrow one (a
+    parameter passed as an argument).
 
     With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
     (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
@@ -770,7 +773,9 @@ def _affine_op(
     return None
 
 
-def _batch_norm_in_graph(op: stablehlo.BatchNormInferenceOp, channels: int) -> tuple[PerChannel, PerChannel] | Reason:
+def _batch_norm_in_graph(
+    op: stablehlo.BatchNormInferenceOp, channels: int
+) -> tuple[PerChannel, PerChannel] | Reason:
     """(s, t) of a batch norm whose statistics are parameters in the graph (weights as
     arguments: LeViT's BatchNorm1d), as values the build step computes; or why not: a
     statistic is computed from the data, or a constant one is not finite or makes
@@ -782,7 +787,8 @@ def _batch_norm_in_graph(op: stablehlo.BatchNormInferenceOp, channels: int) -> t
     if isinstance(s, Reason):
         return s
     _, offset, mean, _ = stats
-    return s, per_channel_op(np.subtract, offset, per_channel_op(np.multiply, mean, s, op.result), op.result)
+    centred = per_channel_op(np.multiply, mean, s, op.result)
+    return s, per_channel_op(np.subtract, offset, centred, op.result)
 
 
 def _split_product(

@@ -252,7 +252,9 @@ PICKS_NOT_CONSTANT = Reason(
     "per-channel scale or shift is not a constant: only constants are laid over the channels "
     "a slice or concatenate keeps"
 )
-CLAMP_SHIFT_NOT_CONSTANT = Reason("per-channel shift is not a constant: the clamp's bounds cannot move by it")
+CLAMP_SHIFT_NOT_CONSTANT = Reason(
+    "per-channel shift is not a constant: the clamp's bounds cannot move by it"
+)
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
@@ -323,7 +325,9 @@ RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimensio
 """Why a chain after a reshape stays: its channels are not one dimension of the linear
 op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
 MOVED_USERS = Reason("reshape or transpose result has other users")
-MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a concatenate")
+MOVED_NOT_CONSTANT = Reason(
+    "per-channel scale or shift is not a constant: only constants pass a concatenate"
+)
 RESHAPE_SHAPE_FROM_LINEAR = Reason(
     "the dynamic reshape reads its shape from the linear op: it would stay computed"
 )

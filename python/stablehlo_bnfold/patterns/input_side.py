@@ -438,7 +438,10 @@ def _walked(
         elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
             datas = [op.inputs[0]]
         elif kind is stablehlo.DivOp:
-            if not divides_sum_pool_by_map(op) or feature is None or _per_feature_divisor(op, below_feature):
+            if (
+                not divides_sum_pool_by_map(op) or feature is None
+                or _per_feature_divisor(op, below_feature)
+            ):
                 break  # a per-feature divide: a chain ends here
             datas = [op.lhs]
         else:
@@ -456,7 +459,8 @@ def _walked(
                 break
         else:
             return None
-        if kind is not stablehlo.MaxOp and feature is not None:  # (a maximum keeps every dimension)
+        # (A maximum keeps every dimension; along any feature, none is mapped.)
+        if kind is not stablehlo.MaxOp and feature is not None:
             below_feature = feature_below(op, below_feature)
             if below_feature is None:
                 return None

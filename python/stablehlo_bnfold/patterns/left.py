@@ -102,7 +102,8 @@ def _broadcast_statistic(value: ir.Value) -> bool:
     target = ir.ShapedType(value.type)
     if not (source.has_static_shape and target.has_static_shape):
         return False
-    return int(np.prod(source.shape)) < int(np.prod(target.shape)) and computed_from_data(broadcast.operand)
+    fewer = int(np.prod(source.shape)) < int(np.prod(target.shape))
+    return fewer and computed_from_data(broadcast.operand)
 
 
 class _Members:

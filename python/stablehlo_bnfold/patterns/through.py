@@ -206,16 +206,16 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     P's first op and L's the bias add or P's first op; b is a finite per-channel value; the
     weights can be scaled (a float constant, or with `fold-weight-arguments` a parameter);
     each operand of a concatenate is L_i or L_i + b_i under the same conditions, its weights
-    a constant (each range is scaled exactly); the chain's scale and shift are constants,
-    unless P is only reshapes and transposes (LeViT's statistics as arguments: computed in
-    the graph, into the weights and bias) (where P is only reshapes, transposes, slices
-    and a concatenate and they are not, the
-    cost rule of `plan_fold` is asked first: weights that the graph would scale on every
-    call, larger than the chain's result, are that reason); unless P is only reshapes,
-    transposes, slices, sums, sum pools (and their divides) and a concatenate, no scale is
-    zero and no scale is negative; each clamp's bounds times s are finite in their element
-    type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its range, are
-    finite in theirs.
+    a constant (each range is scaled exactly); where P is only reshapes, transposes,
+    slices and a concatenate and the chain's scale and shift are not constants, the cost
+    rule of `plan_fold` is asked first (weights that the graph would scale on every call,
+    larger than the chain's result, are that reason); the chain's scale and shift are
+    constants, unless P is only reshapes and transposes (then they are computed in the
+    graph, into the weights and bias: LeViT's statistics as arguments); unless P is only
+    reshapes, transposes, slices, sums, sum pools (and their divides) and a concatenate, no
+    scale is zero and no scale is negative; each clamp's bounds times s are finite in their
+    element type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its
+    range, are finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -667,7 +667,9 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, .
     # `decomposed` does, never a dot_general's data operand when a constant is there; and
     # a dimension the reshapes of P keep whole before one they split or merge (attention's
     # q . k^T reshaped to [1, T, T]: its weights, not the reshape, are why it stays).
-    layouts.sort(key=lambda fl: (fl[3] is None, fl[3] is None or _weights_not_constant(linear, fl[3])))
+    layouts.sort(
+        key=lambda fl: (fl[3] is None, fl[3] is None or _weights_not_constant(linear, fl[3]))
+    )
     for feature, features, below, layout in layouts:
         channels = shape[feature]
         if layout is None and below is not None:
