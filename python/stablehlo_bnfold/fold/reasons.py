@@ -19,6 +19,7 @@ __all__ = [
     "BROADCAST_CHANGES_TYPE",
     "CLAMP_BOUNDS_NOT_CONSTANT",
     "CLAMP_BOUNDS_OVERFLOW",
+    "CLAMP_SHIFT_CANCELS",
     "CLAMP_SHIFT_NOT_CONSTANT",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
@@ -88,6 +89,7 @@ __all__ = [
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
+    "SHIFT_KEPT_CLAMP",
     "SHIFT_KEPT_PASSED",
     "SHIFT_KEPT_WIDE",
     "SHIFT_NOT_CONSTANT",
@@ -252,9 +254,14 @@ PICKS_NOT_CONSTANT = Reason(
     "per-channel scale or shift is not a constant: only constants are laid over the channels "
     "a slice or concatenate keeps"
 )
+"""Why values computed in the graph do not pass a slice or concatenate of the channels
+forward: each linear op after it would take them on the channels it reads (1 and 0 on the
+others), a selection the build makes of float64 values only."""
 CLAMP_SHIFT_NOT_CONSTANT = Reason(
     "per-channel shift is not a constant: the clamp's bounds cannot move by it"
 )
+"""Why a shift computed in the graph does not pass a clamp forward: the bounds would move
+to (lo - c) / s, which must be constants to round and check."""
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
@@ -282,6 +289,21 @@ REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: 
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
+SHIFT_KEPT_CLAMP = Reason(
+    "the shift is large against the clamp's bounds: passed into the bias it would cancel "
+    "the clamp's saturated results at its size"
+)
+"""Why the add x + t / s stays in front of a clamp the scale passed: the moved bounds
+(lo - c) / s and the bias L(c, K) round at the size of the shift c, and the saturated
+results, exact before, would err by |c| / max(|lo|, |hi|) ulps."""
+CLAMP_SHIFT_CANCELS = Reason(
+    "the shift is large against the clamp's bounds: in f16 or bf16 it would cancel the "
+    "clamp's saturated results, as a bias or as x + t / s"
+)
+"""Why a per-channel map is not moved across a clamp in a 2-byte type: passed into the
+bias, the shift cancels the saturated results (`SHIFT_KEPT_CLAMP`); kept in front, t / s
+rounds in the narrow type at the size of the mean, |c| / max(|lo|, |hi|) times the
+original's error."""
 
 # Through a sum pool (an average pool before its divide) or a sum over other dimensions
 # (a mean, a global average pool), both directions (patterns/through.py,

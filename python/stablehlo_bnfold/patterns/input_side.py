@@ -45,8 +45,10 @@ each weight carries one rounding to T in both, and the activation one at the con
 A(x) / s instead of A(x): the same relative error. The shift never becomes a bias after
 the layer here: L(x, W * s) rounded to T at the size of x, then L(t, W) added, cancels
 T's few digits when the mean is large against the spread (x near 1000 with variance 1
-lost every digit of bf16). Weights stored only in T would be rounded a second time, and
-are refused. With weights as arguments (the master weights and the chain's values
+lost every digit of bf16). Weights stored only in T (Flax's `dtype=param_dtype=bfloat16`)
+are rounded a second time, round_T(W_T * s) in float64, with `fold-narrow-weights` (the
+default; the report marks the fold `rounded again in bf16`), and are refused without
+it; the shift stays in F in front all the same. With weights as arguments (the master weights and the chain's values
 arguments), the scale folds in the graph as convert_T(W_F * broadcast_in_dim(s_F)), s
 computed in F and the product rounded to T once (the double rounding is argued in
 `fold.affine_map.master_value`); a shift would stay before the convert as x + t / s,
@@ -90,12 +92,16 @@ clamp) with constant bounds passes any constant scale without a zero, its bounds
 
     clamp(lo, x * s + c, hi) = clamp((lo - c) / s, x, (hi - c) / s) * s + c   (s > 0)
 
-and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s). Where nothing
-else blocks the shift (no relu, pool or pad), c is the shift (times what the sums before
-the clamp add up) and passes the clamp into the linear ops' biases as through a sum:
-mul + add + clamp become one clamp, and at most the bias adds the cost rule below allows;
-where the shift stays in front as x + t / s, c is zero and the bounds are lo / s and hi
-/ s. The new bounds are per-channel constants, broadcast (no op on the activation), and
+and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s; an inverted
+clamp, lo > hi, is hi everywhere and is read as clamp(hi, v, hi)). Where nothing else
+blocks the shift (no relu, pool or pad), c is the shift (times what the sums before the
+clamp add up) and passes the clamp into the linear ops' biases as through a sum: mul +
+add + clamp become one clamp, and at most the bias adds the cost rule below allows;
+unless |c| > max(|lo|, |hi|) / 2 on some channel (a dead channel, a large gamma), where
+the saturated results, exact before, would round at the size of c and cancel against the
+bias: there the shift stays in front as x + t / s, c is zero and the bounds are lo / s
+and hi / s (in f16 and bf16, where t / s itself rounds at the size of the mean, nothing
+moves). The new bounds are per-channel constants, broadcast (no op on the activation), and
 are rounded once: the clamp errs by one rounding of the bound, as the folded weights do.
 
 A slice and a concatenate along the feature map channel ranges: a linear op after a
@@ -219,7 +225,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     float type, the weights at least as wide as the activation and result, a constant (or,
     in the graph, not computed by a linear op, and not grouped; through a convert, a convert
     to T of a constant at least as wide as F: master weights, or with
-    `fold-weight-arguments` such a value in the graph), and finite; through a convert with
+    `fold-weight-arguments` such a value in the graph, or with `fold-narrow-weights` a
+    constant stored only in T, not computed by a linear op), and finite; through a convert with
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
     with ops passed and values in the graph, the scale is a constant where a relu, leaky
@@ -520,6 +527,9 @@ class _Consumer:
     master: ir.Value | None = None
     """The master weights in a wider type that `weights` are a convert of, when they are
     scaled in the graph before the convert (mixed precision with weights as arguments)."""
+    rounded_again: bool = False
+    """Whether `stored` are weights stored only in their narrow type, read through a
+    narrowing convert with no wider master copy: W * s rounded to that type again."""
     shift_factor: float = 1.0
     """What a shift is multiplied by on the way to this op: the number of elements of
     each sum passed (`analysis.passage.Passed.shift_factor`)."""
@@ -582,11 +592,12 @@ class _Consumer:
 
 def _consumers(
     activation: ir.Value, feature: int, fold_weight_arguments: bool, wide: np.dtype | None,
-    channels: int | None,
+    channels: int | None, fold_narrow_weights: bool = True,
 ) -> tuple[list[_Consumer], list[Passed]] | str:
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
-    computed in that wider type); or why one of them cannot take it (the first). With
+    computed in that wider type, or with `fold_narrow_weights` constant weights stored
+    only in the narrow type); or why one of them cannot take it (the first). With
     `channels` (no narrowing convert between), a reader may also be a relu, leaky relu,
     clamp, max-pool, pad, sum, transpose, reshape, slice or concatenate that a positive
     scale passes (`analysis.passage.passed_by`), whose readers are walked alike, along the
@@ -635,7 +646,7 @@ def _consumers(
             if layout is None or any(c.linear == user for c in found):
                 # (Also a linear op reaching the chain twice, through two operands.)
                 return reasons.AFFINE_USERS.detailed(user.name)
-            consumer = _consumer(user, layout, fold_weight_arguments, wide)
+            consumer = _consumer(user, layout, fold_weight_arguments, wide, fold_narrow_weights)
             if isinstance(consumer, str):
                 return consumer
             # (`replace` is 5 us: only past a sum, slice or concatenate, where it changes
@@ -666,7 +677,8 @@ def _taken(values: PerChannel, chain_channels: np.ndarray | None, fill: float) -
 
 
 def _consumer(
-    linear: ir.OpView, layout: InputLayout, fold_weight_arguments: bool, wide: np.dtype | None
+    linear: ir.OpView, layout: InputLayout, fold_weight_arguments: bool, wide: np.dtype | None,
+    fold_narrow_weights: bool,
 ) -> _Consumer | str:
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
@@ -685,7 +697,7 @@ def _consumer(
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    stored, master = stored_weights(weights), None
+    stored, master, rounded_again = stored_weights(weights), None, False
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W and the chain's result at
@@ -697,8 +709,13 @@ def _consumer(
             # rounds to T once, never the weights already rounded to T.
             master = master_value(weights, wide)
         if stored is None and master is None:
-            activations = computed_by_linear_op(weights)
-            return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
+            if computed_by_linear_op(weights):
+                return reasons.WEIGHTS_ARE_ACTIVATIONS
+            # Stored only in T: W * s from them, rounded to T again (`fold-narrow-weights`).
+            stored = stored_weights(weights) if fold_narrow_weights else None
+            if stored is None:
+                return reasons.NO_MASTER_WEIGHTS
+            rounded_again = True
     if stored is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if stored is None and computed_by_linear_op(weights):
@@ -707,7 +724,7 @@ def _consumer(
         return reasons.GROUPED_NOT_CONSTANT
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
-    return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master)
+    return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master, rounded_again)
 
 
 def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
@@ -817,11 +834,14 @@ def _plan(
     channels = affine.channels if narrowing is None else None  # no op passed after a convert
     walked = _consumers(
         activation if narrowing is not None else top.result, feature,
-        rw.fold_weight_arguments, wide, channels,
+        rw.fold_weight_arguments, wide, channels, rw.fold_narrow_weights,
     )
     if isinstance(walked, str):
         return _refuse(rw, affine, walked)
     consumers, passed = walked
+    narrow = next((c.dtype for c in consumers if c.rounded_again), None)
+    if narrow is not None:
+        rw.rounds_again(narrow)  # the report marks the fold
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
@@ -869,6 +889,11 @@ def _plan(
         kept_reason = reasons.SHIFT_KEPT_WIDE
     elif not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = reasons.SHIFT_KEPT
+    elif not no_shift and _clamp_cancels(passed, shift):
+        if activation_dtype.itemsize <= 2:
+            # x + t / s would round t / s in T at the size of the mean: as lossy.
+            return rw.skip(top, reasons.CLAMP_SHIFT_CANCELS)
+        kept_reason = reasons.SHIFT_KEPT_CLAMP
     elif not no_shift:
         owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
         larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
@@ -931,15 +956,18 @@ def _moved_clamps(
     what the sums before it added (none when the shift stays in front or is zero), and
     reads v after the fold: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) /
     s) * s + c for s > 0, and with the bounds swapped for s < 0 (v * s >= lo iff v <= lo
-    / s), exactly up to the bounds' rounding; infinite bounds stay infinite."""
+    / s), exactly up to the bounds' rounding; infinite bounds stay infinite. The swap
+    holds only for lo <= hi: StableHLO's clamp is min(max(v, lo), hi), hi everywhere where
+    lo > hi, so such a lower bound is first lowered to hi, which computes the same."""
     clamps = []
     for p in passed:
         if p.bounds is None:
             continue
         s = _taken(scale, p.chain_channels, 1.0)
         c = 0.0 if shift is None else _taken(shift, p.chain_channels, 0.0) * p.shift_before
+        lo, hi = p.bounds
         with np.errstate(all="ignore"):
-            lower, upper = ((bound - c) / s for bound in p.bounds)
+            lower, upper = ((bound - c) / s for bound in (np.minimum(lo, hi), hi))
         lower, upper = np.where(s < 0, upper, lower), np.where(s < 0, lower, upper)
         dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
         rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
@@ -947,6 +975,29 @@ def _moved_clamps(
             return None
         clamps.append((p, rounded[0], rounded[1]))
     return tuple(clamps)
+
+
+def _clamp_cancels(passed: list[Passed], shift: np.ndarray) -> bool:
+    """Whether the shift c reaching a passed clamp is too large against its bounds to pass
+    it into the linear ops' biases. Passed, the clamp's saturated results, exact in the
+    original (lo or hi), become L((lo - c) / s, K * s) + L(c, K), rounded at the size of c
+    and cancelled by the bias: relative to the clamp's range max(|lo|, |hi|) the error
+    grows by |c| / max(|lo|, |hi|) (a dead channel, s ~ 316, or a large gamma: every digit
+    of bf16 lost). Kept in front as x + t / s it rounds as the original's x * s + t does,
+    so the shift passes only where |c| <= max(|lo|, |hi|) / 2 on every channel and both
+    bounds are finite (with an open side the range is the data's, unknown here). In f16
+    and bf16 the kept x + t / s is no better: t / s rounds in T at the size of the mean,
+    an error |c| / max(|lo|, |hi|) times the original's (which XLA computes in f32 and
+    rounds once), so such a fold is refused there."""
+    for p in passed:
+        if p.bounds is None:
+            continue
+        c = np.abs(_taken(shift, p.chain_channels, 0.0) * p.shift_before)
+        lo, hi = np.minimum(*p.bounds), p.bounds[1]
+        reach = np.maximum(np.abs(lo), np.abs(hi))
+        if not np.all(np.isfinite(reach)) or np.any(c > reach / 2):
+            return True
+    return False
 
 
 def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
@@ -1073,17 +1124,7 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
             root_result = result
         else:
             rw.replace_inside(linear, result)
-    if plan.negative is not None:
-        for passed in plan.passed:
-            if passed.is_relu:
-                # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
-                dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
-                negative = _taken(plan.negative, passed.chain_channels, False)
-                lower = np.where(negative, -np.inf, 0.0).astype(dtype)
-                upper = np.where(negative, 0.0, np.inf).astype(dtype)
-                _clamp(rw, passed, lower, upper, like)
-    for passed, lower, upper in plan.clamps:
-        _clamp(rw, passed, lower, upper, like)
+    _rebuild_clamps(plan, rw, like)
     reported, through = _reported(plan)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=reported, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
@@ -1127,6 +1168,24 @@ def _shape_source(affine: AffineChain) -> ir.Value:
             ):
                 return operand
     return affine.x
+
+
+def _rebuild_clamps(plan: _Plan, rw: FoldRewriter, like: ir.Value) -> None:
+    """Rebuild each passed relu (where some scale is negative) and clamp as a clamp with
+    its moved bounds, the last one walked first: each reads the op walked before it
+    (`Passed.data`), which must still be there when it is read (relu(relu(v)): the
+    second read the first after the first's rebuild erased it, a crash)."""
+    moved = {id(passed): (lower, upper) for passed, lower, upper in plan.clamps}
+    for passed in reversed(plan.passed):
+        if id(passed) in moved:
+            _clamp(rw, passed, *moved[id(passed)], like)
+        elif plan.negative is not None and passed.is_relu:
+            # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
+            dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
+            negative = _taken(plan.negative, passed.chain_channels, False)
+            lower = np.where(negative, -np.inf, 0.0).astype(dtype)
+            upper = np.where(negative, 0.0, np.inf).astype(dtype)
+            _clamp(rw, passed, lower, upper, like)
 
 
 def _clamp(rw: FoldRewriter, passed: Passed, lower: np.ndarray, upper: np.ndarray, like: ir.Value) -> None:
