@@ -739,6 +739,23 @@ func.func @no_fold_input_side_bn_scale_from_the_data(%arg0: tensor<2x2xf32>, %of
 
 // -----
 
+// A batch norm whose scale is an argument and whose constant variance + epsilon is not
+// positive: no scale to compute in the graph.
+// CHECK-LABEL: func.func @no_fold_input_side_bn_argument_scale_variance_not_positive(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_input_side_bn_argument_scale_variance_not_positive(%arg0: tensor<2x2xf32>, %scale: tensor<2xf32>) -> tensor<2x2xf32> {
+  %w = stablehlo.constant dense<[[0.5, -1.0], [2.0, 1.5]]> : tensor<2x2xf32>
+  %offset = stablehlo.constant dense<[0.125, -0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[1.0, -4.0]> : tensor<2xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: variance + epsilon is not positive [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
+}
+
+// -----
+
 // An infinite scale.
 // CHECK-LABEL: func.func @no_fold_input_side_bn_operands_not_finite(
 // CHECK:         stablehlo.batch_norm_inference
@@ -1576,9 +1593,9 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 
 // The totals: the folds and skips above (a folded bias that merges into a linear op's own
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
-// convolution or dot_general) for each of the eight batch norms left alone, and the chain
+// convolution or dot_general) for each of the ten batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// REPORT: folded 33, skipped 50
+// REPORT: folded 33, skipped 52
 
 // -----
 
