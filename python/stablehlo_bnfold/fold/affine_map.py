@@ -661,8 +661,10 @@ class AffineStep:
 
     op: ir.OpView
     down: ir.Value
-    s: np.ndarray | None
-    t: np.ndarray | None
+    s: PerChannel | None
+    t: PerChannel | None
+    """float64 constants; for a batch norm whose statistics are arguments, values the
+    graph computes (`Computed`)."""
     ufunc: np.ufunc | None = None
     c: Narrow | None = None
     split: ir.Value | None = None
@@ -671,6 +673,13 @@ class AffineStep:
     which the fold builds."""
     product: ir.OpView | None = None
     """The multiply split * c, removed with `op` when `op` is its only user."""
+
+    @property
+    def constant(self) -> bool:
+        """Whether s and t are float64 constants (not applied in the graph)."""
+        return (
+            self.c is None and isinstance(self.s, np.ndarray) and isinstance(self.t, np.ndarray)
+        )
 
 
 @dataclass(frozen=True)
@@ -697,7 +706,7 @@ class AffineChain:
     @property
     def constant(self) -> bool:
         """Whether every per-channel value is a constant (the exact float64 path)."""
-        return all(step.c is None for step in self.steps)
+        return all(step.constant for step in self.steps)
 
     def activation_ops(self) -> int:
         """The activation-sized ops a fold removes: the chain's (a batch norm is a multiply
@@ -735,10 +744,12 @@ def affine_chain(
     split: bool = False,
 ) -> AffineChain | Reason | None:
     """The per-feature affine ops that compute `value` along `feature`, from its op down
-    while each op's result is read only by the next: batch norms with constant statistics,
-    and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
-    continuing through its left operand only) or, with `fold_weight_arguments`, by a
-    per-channel value broadcast from a narrow one (a parameter passed as an argument).
+    while each op's result is read only by the next: batch norms with constant statistics
+    (or, with `fold_weight_arguments`, statistics that are parameters: s and t computed in
+    the graph, `_batch_norm_in_graph`), and add, subtract, multiply, divide by a per-channel
+    constant (a subtract or divide continuing through its left operand only) or, with
+    `fold_weight_arguments`, by a per-channel value broadcast from a narrow one (a
+    parameter passed as an argument).
 
     With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
     (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
@@ -774,6 +785,8 @@ def _affine_op(
         return None
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         step = affine_step(op, feature, channels, None)
+        if step is reasons.BN_NOT_CONSTANT and fold_weight_arguments:
+            step = _batch_norm_in_graph(op, channels)
         return step if step is None or isinstance(step, str) else AffineStep(op, op.operand, *step)
     lhs, rhs = op.lhs, op.rhs  # (each a call into the bindings: read once)
     sides = ((lhs, rhs),)
@@ -796,6 +809,24 @@ def _affine_op(
                 return reasons.DATA_DEPENDENT
             return AffineStep(op, down, None, None, AFFINE_UFUNC[type(op)], narrow)
     return None
+
+
+def _batch_norm_in_graph(
+    op: stablehlo.BatchNormInferenceOp, channels: int
+) -> tuple[PerChannel, PerChannel] | Reason:
+    """(s, t) of a batch norm whose statistics are parameters in the graph (weights as
+    arguments: LeViT's BatchNorm1d), as values the build step computes; or why not: a
+    statistic is computed from the data, or a constant one is not finite or makes
+    variance + epsilon <= 0."""
+    stats = batch_norm_statistics(op, fold_weight_arguments=True)
+    if any(isinstance(v, Narrow) and computed_from_data(v.value) for v in stats):
+        return reasons.DATA_DEPENDENT
+    s = batch_norm_scale(op, stats, channels)
+    if isinstance(s, Reason):
+        return s
+    _, offset, mean, _ = stats
+    centred = per_channel_op(np.multiply, mean, s, op.result)
+    return s, per_channel_op(np.subtract, offset, centred, op.result)
 
 
 def _split_product(
