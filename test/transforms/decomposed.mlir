@@ -211,6 +211,49 @@ func.func @fold_tf_arguments(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf
 
 // -----
 
+// Equinox BatchNorm(mode="batch") in inference with its state as arguments: the running
+// statistics are divided by a debiasing factor where(count == 0, 1, 1 - 0.99 ** count),
+// computed from the counter through compare, convert, power and a call of `_where` (a
+// select): parameters through any ops, so the kernel is scaled in the graph.
+// CHECK-LABEL: func.func @fold_statistics_debiased_by_a_counter_argument
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.subtract {{.+}} : tensor<1x3x4x4xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_statistics_debiased_by_a_counter_argument(%x: tensor<1x2x4x4xf32>, %k: tensor<3x2x1x1xf32>, %count: tensor<i32>, %mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.99> : tensor<f32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<3xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%first, %one, %debias) : (tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %m = stablehlo.divide %mean, %db : tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %centred = stablehlo.subtract %c, %mb : tensor<1x3x4x4xf32>
+  %ve = stablehlo.add %v, %eps : tensor<3xf32>
+  %sd = stablehlo.sqrt %ve : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_divisor_into_linear]
+  %y = stablehlo.divide %centred, %sb : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
 // Multi-platform export: the convolution is lowered once per platform inside a case; each
 // branch's kernel is scaled.
 // CHECK-LABEL: func.func @fold_through_case_branches
@@ -511,6 +554,68 @@ func.func @no_fold_gate_computed_from_the_data(%x: tensor<1x4x4x2xf32>) -> tenso
   // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
   %y = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
   return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A per-channel factor computed elementwise from the data input itself (at batch 1 and a
+// 1x1 spatial size, shaped like a parameter): the convolution reads %x as its input, so
+// %x is data, and so is the factor. Folded, it would make the kernel a run-time value.
+// CHECK-LABEL: func.func @no_fold_factor_computed_elementwise_from_the_data_input
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_factor_computed_elementwise_from_the_data_input(%x: tensor<1x1x1x2xf32>, %k: tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32>
+  %g = stablehlo.logistic %x : tensor<1x1x1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 1, 2, 3] : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x1x1x2xf32>
+  return %y : tensor<1x1x1x2xf32>
+}
+
+// -----
+
+// A squeeze-excite gate at a 1x1 spatial size, its dense layer's weights an argument:
+// sigmoid(mean(x) @ w) goes through a call (as jax.export writes `jax.nn.sigmoid`), a
+// reduce and a dot_general, any of which a parameter may pass, but reads the data.
+// CHECK-LABEL: func.func @no_fold_gate_at_1x1_through_a_call_of_weight_arguments
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_gate_at_1x1_through_a_call_of_weight_arguments(%x: tensor<1x1x1x2xf32>, %k: tensor<1x1x2x2xf32>, %w: tensor<2x2xf32>) -> tensor<1x1x1x2xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x1x1x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %e = stablehlo.dot_general %sum, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %g = call @sigmoid(%e) : (tensor<1x2xf32>) -> tensor<1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x1x1x2xf32>
+  return %y : tensor<1x1x1x2xf32>
+}
+func.func private @sigmoid(%v: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  %r = stablehlo.logistic %v : tensor<1x2xf32>
+  return %r : tensor<1x2xf32>
+}
+
+// -----
+
+// A per-token statistic of one token, a scalar: x * rsqrt(mean(x * x)) before a dense
+// layer whose weights are an argument (an RMSNorm without its scale). The statistic is a
+// reduce of the data, not a parameter.
+// CHECK-LABEL: func.func @no_fold_per_token_statistic_of_one_token
+// CHECK:         stablehlo.rsqrt
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0, %{{.+}} : tensor<1x1x2xf32>
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_per_token_statistic_of_one_token(%x: tensor<1x1x2xf32>, %w: tensor<2x3xf32>) -> tensor<1x1x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %x, %x : tensor<1x1x2xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x1x2xf32>, tensor<f32>) -> tensor<1x1xf32>
+  %r = stablehlo.rsqrt %ss : tensor<1x1xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<1x1xf32>) -> tensor<1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %x, %rb : tensor<1x1x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [2] x [0] : (tensor<1x1x2xf32>, tensor<2x3xf32>) -> tensor<1x1x3xf32>
+  return %d : tensor<1x1x3xf32>
 }
 
 // -----

@@ -67,7 +67,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from ..constants import constant_f64, dimensions, float_dtype
 from ..fold import reasons
-from ..fold.affine_map import computed_from_constants
+from ..fold.affine_map import NOT_FUNCTIONS_OF_OPERANDS, computed_from_constants
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
@@ -96,6 +96,7 @@ __all__ = [
     "max_pool_refused",
     "passed_by",
     "pool_divisor_refused",
+    "pure_callee",
     "reduced_elements",
     "sliced_channels",
     "sum_pool_refused",
@@ -953,4 +954,32 @@ def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, fl
             number, lo = argument_number(v, block), uniform_f64(lower)
             if number is not None and lo is not None:
                 found.append((number, lo, hi))
+    return found
+
+
+def pure_callee(call: func.CallOp, depth: int = 8) -> bool:
+    """Whether the function `call` calls computes its results from its arguments alone: it
+    holds no op of `affine_map.NOT_FUNCTIONS_OF_OPERANDS` (a random number, a custom
+    call, control flow) and calls only such functions, `depth` calls deep at most. A
+    function reads nothing but its arguments and constants, so a call of a pure one
+    depends on its operands only (jax.export's `call @_where`, `call @relu`). Read once
+    a pass run per function inside `callees_read_once`."""
+    return bool(_looked_up(call, "pure", lambda function: _pure(function, depth)))
+
+
+def _pure(function: func.FuncOp | None, depth: int) -> bool:
+    if function is None or depth <= 0:
+        return False
+    found = True
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        if op.name in NOT_FUNCTIONS_OF_OPERANDS or (
+            op.name == "func.call" and not pure_callee(op.opview, depth - 1)
+        ):
+            found = False
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    function.operation.walk(visit)
     return found
