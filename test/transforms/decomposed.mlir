@@ -254,6 +254,104 @@ func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>
 
 // -----
 
+// The same with the counter a constant (the state closed over): the debiasing factor
+// where(2 == 0, 1, 1 - 0.5 ** 2) = 0.75 is evaluated in float64 through the compare, the
+// power and the call of `_where`, and the kernel and bias become constants.
+// CHECK-LABEL: func.func @fold_statistics_debiased_by_a_constant_counter
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<[-4.000000e-01, {{.+}}]> : tensor<3xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [1]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[BB]] : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_statistics_debiased_by_a_constant_counter(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.5]], [[-1.0]]], [[[2.0]], [[1.5]]], [[[0.25]], [[-0.75]]]]> : tensor<3x2x1x1xf32>
+  %count = stablehlo.constant dense<2> : tensor<i32>
+  %mean = stablehlo.constant dense<[0.3, 0.6, 0.9]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[0.75, 1.5, 3.0]> : tensor<3xf32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.5> : tensor<f32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%first, %one, %debias) : (tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %m = stablehlo.divide %mean, %db : tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %centred = stablehlo.subtract %c, %mb : tensor<1x3x4x4xf32>
+  %sd = stablehlo.sqrt %v : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = stablehlo.divide %centred, %sb : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A weight-normalized convolution, kernel g · v / ‖v‖ (the norm a reduce over each output
+// channel's weights, all arguments), then a per-channel scale and shift (arguments): the
+// scale folds into the computed kernel.
+// CHECK-LABEL: func.func @fold_scale_into_a_weight_normalized_kernel
+// CHECK:         stablehlo.divide
+// CHECK:         %[[W:.+]] = stablehlo.multiply %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_scale_into_a_weight_normalized_kernel(%x: tensor<1x4x4x2xf32>, %v: tensor<1x1x2x3xf32>, %g: tensor<3xf32>, %s: tensor<3xf32>, %t: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %v, %v : tensor<1x1x2x3xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<1x1x2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %norm = stablehlo.sqrt %ss : tensor<3xf32>
+  %nb = stablehlo.broadcast_in_dim %norm, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+  %unit = stablehlo.divide %v, %nb : tensor<1x1x2x3xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+  %w = stablehlo.multiply %unit, %gb : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %c, %sb : tensor<1x4x4x3xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %tb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Weight normalization applied after the convolution, conv(x, v) · g / ‖v‖: the factor
+// is a reduce over the weights (arguments), a parameter, and folds into them.
+// CHECK-LABEL: func.func @fold_weight_norm_applied_as_an_output_scale
+// CHECK:         stablehlo.reduce
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         return %[[C]]
+func.func @fold_weight_norm_applied_as_an_output_scale(%x: tensor<1x4x4x2xf32>, %v: tensor<1x1x2x3xf32>, %g: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %v, %v : tensor<1x1x2x3xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<1x1x2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %norm = stablehlo.sqrt %ss : tensor<3xf32>
+  %f = stablehlo.divide %g, %norm : tensor<3xf32>
+  %c = stablehlo.convolution(%x, %v) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %fb = stablehlo.broadcast_in_dim %f, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %fb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // Multi-platform export: the convolution is lowered once per platform inside a case; each
 // branch's kernel is scaled.
 // CHECK-LABEL: func.func @fold_through_case_branches

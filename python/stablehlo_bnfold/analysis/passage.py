@@ -82,6 +82,7 @@ __all__ = [
     "called_body",
     "called_maximum",
     "called_relu6",
+    "callee_body",
     "called_leaky_relu",
     "callees_read_once",
     "clamp_bound_f64",
@@ -638,7 +639,7 @@ def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     callee takes as many arguments as the call passes; else None."""
     if not _fed_from_below(call):
         return None
-    return _callee_body(call)
+    return callee_body(call)
 
 
 _Read = TypeVar("_Read")
@@ -663,7 +664,7 @@ def read_callee_once(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.
 
 def _callee_read(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
     """`read(block, returned)` of the function `call` calls, by the name `what`, when
-    `_callee_body` finds its body; else None."""
+    `callee_body` finds its body; else None."""
     found = _looked_up(call, what, lambda function: _read_body(function, read))
     if found is None or found[1] != len(call.operands):
         return None
@@ -688,7 +689,7 @@ def _fed_from_below(call: func.CallOp) -> bool:
     return any(v.type == result_type and type(v.owner) in _BELOW for v in call.operands)
 
 
-def _callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
+def callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     """The body of the function `call` calls and the one value it returns, when it takes
     as many arguments as the call passes; else None."""
     return _callee_read(call, "body", lambda block, returned: (block, returned))
@@ -869,7 +870,7 @@ def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
         return owner.pred, owner.on_true, owner.on_false
     if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
         return None
-    body = _callee_body(owner)  # as many arguments as the call passes
+    body = callee_body(owner)  # as many arguments as the call passes
     if body is None or not _selects_last_three(*body):
         return None
     return tuple(owner.operands)[len(owner.operands) - 3:]
