@@ -298,6 +298,49 @@ func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>
 
 // -----
 
+// As jax.export writes a symbolic batch: the batch size %b is passed to every call, here
+// `_where` and `relu`, which read it for shapes only. %b reaches the next convolution's
+// input only through `relu`'s shapes, so it is no data argument, and the statistics
+// debiased through `_where(%b, ...)` are parameters.
+// CHECK-LABEL: func.func @fold_statistics_debiased_through_calls_passed_the_batch_size
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg2, %{{.+}} : tensor<3x2x1x1xf32>
+// CHECK:         stablehlo.convolution(%arg1, %[[K]])
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+func.func @fold_statistics_debiased_through_calls_passed_the_batch_size(%b: tensor<i32>, %x: tensor<1x2x4x4xf32>, %k: tensor<3x2x1x1xf32>, %count: tensor<i32>, %var: tensor<3xf32>, %k2: tensor<1x3x1x1xf32>) -> tensor<1x1x4x4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.99> : tensor<f32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%b, %first, %one, %debias) : (tensor<i32>, tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %sd = stablehlo.sqrt %v : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_divisor_into_linear]
+  %y = stablehlo.divide %c, %sb : tensor<1x3x4x4xf32>
+  %r = call @relu(%b, %y) : (tensor<i32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %z = stablehlo.convolution(%r, %k2) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>) -> tensor<1x1x4x4xf32>
+  return %z : tensor<1x1x4x4xf32>
+}
+func.func private @_where(%size: tensor<i32>, %pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+func.func private @relu(%size: tensor<i32>, %v: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<1x3x4x4xf32>
+  %r = stablehlo.maximum %v, %zb : tensor<1x3x4x4xf32>
+  return %r : tensor<1x3x4x4xf32>
+}
+
+// -----
+
 // A weight-normalized convolution, kernel g · v / ‖v‖ (the norm a reduce over each output
 // channel's weights, all arguments), then a per-channel scale and shift (arguments): the
 // scale folds into the computed kernel.

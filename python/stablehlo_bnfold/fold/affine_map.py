@@ -471,17 +471,26 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     forward, a convolution reads it as its input, or a dot_general or dot as the operand
     that is not the weights (`_reads_as_data`); the walk stops where it is broadcast to
     meet the activation (`_places_a_parameter`), at the sizes a dynamic broadcast or
-    reshape reads, and at the function's return. A weight argument reaches the kernel, or
+    reshape reads, and at the function's return; a call it goes into the function called
+    (back out to the call's result at its return). A weight argument reaches the kernel, or
     is broadcast onto the activation first (a norm's statistics, a bias). Any other block
     argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
     ops."""
     block = argument.owner
     parent = block.owner
-    if parent is None or parent.operation.name != "func.func" or block != parent.regions[0].blocks[0]:
+    if parent is None or parent.operation.name != "func.func":
         return True
-    pending, seen = [argument], set()
+    if block != parent.regions[0].blocks[0]:
+        return True
+    from ..analysis.passage import callee_body  # (passage reads this module)
+
+    # Each value with the calls it was passed into, innermost last: at a callee's return
+    # the walk goes on from that call's result, in its caller.
+    pending: list[tuple[ir.Value, tuple]] = [(argument, ())]
+    seen: set = set()
     while pending:
-        for use in pending.pop().uses:
+        value, calls = pending.pop()
+        for use in value.uses:
             user = use.owner
             operation = user if isinstance(user, ir.Operation) else user.operation
             name, number = operation.name, use.operand_number
@@ -493,13 +502,23 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
                 continue
             if name in _BROADCAST_NAMES and _places_a_parameter(operation):
                 continue
-            key = hash(operation)
-            if name == "func.return" or key in seen:
+            if name == "func.return":
+                if calls:
+                    pending.extend((r, calls[:-1]) for r in calls[-1].results)
+                continue
+            key = (hash(operation), calls)
+            if key in seen:
                 continue
             if len(seen) >= budget:
                 return True
             seen.add(key)
-            pending.extend(operation.results)
+            body = callee_body(operation.opview) if name == "func.call" else None
+            if body is not None and len(calls) < 8:
+                # Into the function: a batch size passed to `call @relu(%b, %x)` for its
+                # shapes reaches no value there.
+                pending.append((body[0].arguments[number], (*calls, operation)))
+            else:
+                pending.extend((r, calls) for r in operation.results)
     return False
 
 
@@ -528,7 +547,10 @@ def _plain(value: ir.Value) -> bool:
     owner = value.owner
     while isinstance(owner, ir.OpView) and owner.operation.name in _PLAIN_STEPS:
         owner = owner.operands[0].owner
-    return not isinstance(owner, ir.OpView) or owner.operation.name in ("stablehlo.constant", "arith.constant")
+    return not isinstance(owner, ir.OpView) or owner.operation.name in _CONSTANT_NAMES
+
+
+_CONSTANT_NAMES = frozenset({"stablehlo.constant", "arith.constant"})
 
 
 _BINARY_ELEMENTWISE = frozenset({
@@ -548,9 +570,8 @@ def _places_a_parameter(broadcast: ir.Operation) -> bool:
     if _expands(broadcast):
         return True
     users = [use.owner for use in broadcast.results[0].uses]
-    return bool(users) and all(
-        (u if isinstance(u, ir.Operation) else u.operation).name in _BINARY_ELEMENTWISE for u in users
-    )
+    names = [(u if isinstance(u, ir.Operation) else u.operation).name for u in users]
+    return bool(names) and all(name in _BINARY_ELEMENTWISE for name in names)
 
 
 def _expands(broadcast: ir.Operation) -> bool:
