@@ -761,6 +761,26 @@ func.func @no_fold_per_token_statistic_of_one_token(%x: tensor<1x1x2xf32>, %w: t
 
 // -----
 
+// Attention weights of one query and one key, a scalar exp(q · k) computed from the token
+// by dense layers whose weights are arguments, multiplied into the value projection: the
+// weight reads the data, and stays.
+// CHECK-LABEL: func.func @no_fold_attention_weight_of_one_token
+// CHECK:         %[[V:.+]] = stablehlo.dot_general %arg0, %arg3
+// CHECK:         stablehlo.multiply %[[V]]
+func.func @no_fold_attention_weight_of_one_token(%x: tensor<1x2xf32>, %wq: tensor<2x2xf32>, %wk: tensor<2x2xf32>, %wv: tensor<2x2xf32>) -> tensor<1x2xf32> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %logit = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1xf32>
+  %p = stablehlo.exponential %logit : tensor<1xf32>
+  %pb = stablehlo.broadcast_in_dim %p, dims = [0] : (tensor<1xf32>) -> tensor<1x2xf32>
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %v, %pb : tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
+}
+
+// -----
+
 // Flax attention's query / sqrt(head_dim) after a DenseGeneral with a [heads, head_dim]
 // bias: the scalar goes into the weights and the bias block.
 // CHECK-LABEL: func.func @fold_query_scaling_over_head_bias

@@ -588,9 +588,7 @@ def _expands(broadcast: ir.Operation) -> bool:
 
 def reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
     """Whether any of `values` is computed from a function argument (or a region's block
-    argument), walking producers through every op (a random number or a custom call
-    too: anything the graph computes again on every call); past `budget` ops, assumed
-    so."""
+    argument), walking producers through every op; past `budget` ops, assumed so."""
     pending, seen = [], set()
     for value in values:
         _push_ir_values(value, pending)
