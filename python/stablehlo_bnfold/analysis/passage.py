@@ -98,6 +98,7 @@ __all__ = [
     "passed_by",
     "pool_divisor_refused",
     "pure_callee",
+    "read_once_a_run",
     "reduced_elements",
     "sliced_channels",
     "sum_pool_refused",
@@ -776,6 +777,19 @@ def _looked_up(call: func.CallOp, what: str, read):
 
 _MISSING = object()
 """Not looked up yet (a read may be None)."""
+
+
+def read_once_a_run(key: tuple, read: Callable[[], _Read]) -> _Read:
+    """`read()`, once a pass run for `key` inside `callees_read_once` (the first answer
+    kept: what the module as given says, not what the rewrites made of it so far); on
+    every call outside it. `key` must not hold op handles (`op_key` addresses instead)."""
+    found = _callees.get()
+    if found is None:
+        return read()
+    value = found.get(key, _MISSING)
+    if value is _MISSING:
+        value = found[key] = read()
+    return value
 
 
 def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:

@@ -436,8 +436,9 @@ _DATA, _ARGUMENTS, _CONSTANTS = "data", "arguments", "constants"
 def _parameter_sources(value: ir.Value, budget: int) -> str:
     """What `value` is computed from, walking its producers (a dynamic broadcast's or
     reshape's operand, not its sizes): `_DATA` at a data argument (`is_data_argument`),
-    an op of `NOT_FUNCTIONS_OF_OPERANDS`, a call of a function that holds one, or after
-    `budget` ops; else `_ARGUMENTS` when a weight argument is reached, else `_CONSTANTS`."""
+    an op of `NOT_FUNCTIONS_OF_OPERANDS`, a call of a function that holds one, a linear op
+    with an operand that is not an argument or a constant (`_plain`), or after `budget`
+    ops; else `_ARGUMENTS` when a weight argument is reached, else `_CONSTANTS`."""
     from ..analysis.passage import pure_callee  # (passage reads this module)
 
     pending, seen, found = [value], set(), _CONSTANTS
@@ -460,6 +461,11 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
         if name in NOT_FUNCTIONS_OF_OPERANDS or (name == "func.call" and not pure_callee(owner)):
             return _DATA
         operands = owner.operands
+        if name in _LINEAR_NAMES and not (_plain(operands[0]) and _plain(operands[1])):
+            # A linear op with a computed operand: an activation (a squeeze-excite gate's
+            # dense layers, attention's q . k), without walking the network back to the
+            # data. Weights contracted with weights (W @ u) are two arguments or constants.
+            return _DATA
         pending.extend(operands[:_SIZES_ONLY[name]] if name in _SIZES_ONLY else operands)
     return found
 
@@ -475,13 +481,28 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     (back out to the call's result at its return). A weight argument reaches the kernel, or
     is broadcast onto the activation first (a norm's statistics, a bias). Any other block
     argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
-    ops."""
+    ops. The answer is read once a pass run (`read_once_a_run`): a fold that contracts a
+    shift argument with the weights would otherwise make it read as data after it."""
+    from ..analysis.passage import read_once_a_run  # (passage reads this module)
+
+    # A value's hash is the address of the MLIR value behind it: one per argument, the
+    # same from every handle, for as long as the function lives.
+    return read_once_a_run(("data argument", hash(argument)), lambda: _is_data(argument, budget))
+
+
+def _is_data(argument: ir.Value, budget: int) -> bool:
+    """`is_data_argument`, not read once."""
     block = argument.owner
     parent = block.owner
     if parent is None or parent.operation.name != "func.func":
         return True
     if block != parent.regions[0].blocks[0]:
         return True
+    return _reaches_as_data(argument, budget)
+
+
+def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
+    """`is_data_argument`'s walk from an argument of a function's entry block."""
     from ..analysis.passage import callee_body  # (passage reads this module)
 
     # Each value with the calls it was passed into, innermost last: at a callee's return
