@@ -341,6 +341,37 @@ func.func private @relu(%size: tensor<i32>, %v: tensor<1x3x4x4xf32>) -> tensor<1
 
 // -----
 
+// A per-channel factor chosen by a select whose predicate is a scalar compare (as
+// `jnp.where` on a scalar condition lowers, inside a call): the predicate is read as a
+// uniform value, not along the feature dimension it does not have (which crashed the
+// pass), and the factor folds.
+// CHECK-LABEL: func.func @fold_factor_selected_by_a_scalar_compare
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_factor_selected_by_a_scalar_compare(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %a = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %b = stablehlo.constant dense<[8.0, 16.0]> : tensor<2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %ab = stablehlo.broadcast_in_dim %a, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = call @pick(%ab, %bb) : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %s : tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+func.func private @pick(%on: tensor<1x4x4x2xf32>, %off: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.compare GT, %one, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %r = stablehlo.select %p, %on, %off : tensor<i1>, tensor<1x4x4x2xf32>
+  return %r : tensor<1x4x4x2xf32>
+}
+
+// -----
+
 // A weight-normalized convolution, kernel g · v / ‖v‖ (the norm a reduce over each output
 // channel's weights, all arguments), then a per-channel scale and shift (arguments): the
 // scale folds into the computed kernel.

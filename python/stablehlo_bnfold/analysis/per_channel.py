@@ -237,8 +237,11 @@ _COMPARE = {
 
 def _select(op: stablehlo.SelectOp, feature: int | None) -> np.ndarray | None:
     """select(pred, a, b) on per-channel values, pred a compare of per-channel values or
-    integer constants (`_predicate`)."""
-    pred = _predicate(op.pred, feature)
+    integer constants (`_predicate`). A scalar pred (jnp.where on a scalar condition) must
+    be uniform: it has no dimension `feature` (reading one past its rank crashed the
+    bindings)."""
+    pred_type, result_type = ir.ShapedType(op.pred.type), ir.ShapedType(op.result.type)
+    pred = _predicate(op.pred, feature if pred_type.rank == result_type.rank else None)
     on_true = _per_channel(op.on_true, feature) if pred is not None else None
     on_false = _per_channel(op.on_false, feature) if on_true is not None else None
     if on_false is None or len({pred.shape[0], on_true.shape[0], on_false.shape[0]} - {1}) > 1:
