@@ -476,7 +476,8 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     tensor. An argument of the function's entry block is data when, following its users
     forward, a convolution reads it as its input, or a dot_general or dot as the operand
     that is not the weights (`_reads_as_data`); the walk stops where it is broadcast to
-    meet the activation (`_places_a_parameter`), at the sizes a dynamic broadcast or
+    meet the activation (`_places_a_parameter`, or a `batch_norm_inference` statistic,
+    which the op broadcasts itself), at the sizes a dynamic broadcast or
     reshape reads, and at the function's return; a call it goes into the function called
     (back out to the call's result at its return). A weight argument reaches the kernel, or
     is broadcast onto the activation first (a norm's statistics, a bias). Any other block
@@ -523,6 +524,8 @@ def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
                 continue
             if name in _BROADCAST_NAMES and _places_a_parameter(operation):
                 continue
+            if name == "stablehlo.batch_norm_inference" and number > 0:
+                continue  # a statistic: the op itself broadcasts it onto the activation
             if name == "func.return":
                 if calls:
                     pending.extend((r, calls[:-1]) for r in calls[-1].results)
