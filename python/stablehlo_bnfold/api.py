@@ -70,17 +70,16 @@ def fold_batch_norm(
     or the module cannot be run there. Raises `FoldError` on input that is not a valid
     StableHLO module.
 
-    `str` and `bytes` are folded in a forked child process: jaxlib's C++ readers crash on
-    some corrupted bytes and loop without end on others, and MLIR's text parser overflows
-    the stack on deeply nested regions (a `stablehlo.case` 3,000 deep); there a crash or a
-    read that takes longer than `stablehlo_bnfold.sandbox.read_seconds(len(data))` (30 s
-    and more) is a `FoldError`, not the end of the caller's process. That costs a fork and
-    a copy of the output (about 0.25 s on ResNet-50, docs/reliability.md). `trusted`
-    chooses: by default (`None`) `str` and `bytes` are untrusted and an `Exported` is
-    trusted, since JAX reads an `Exported`'s module in this process whenever it is called;
-    `trusted=False` folds an `Exported` deserialized from someone else's bytes in a child
-    too, and `trusted=True` reads text or bytes from a producer you trust (your own
-    `jax.export`) in this process. A `str` that is a file name (`"model.mlir"`) is refused
+    An `Exported`, `str` and `bytes` are folded in a forked child process: jaxlib's C++
+    readers crash on some corrupted bytes and loop without end on others, MLIR's text
+    parser overflows the stack on deeply nested regions (a `stablehlo.case` 3,000 deep),
+    and a bug in the pass itself must not end the caller's process either; there a crash
+    or a read that takes longer than `stablehlo_bnfold.sandbox.read_seconds(len(data))`
+    (30 s and more) is a `FoldError`. That costs a fork and a copy of the output (about
+    0.25 s on ResNet-50, docs/reliability.md). `trusted=True` folds in this process
+    instead, for a caller who prefers speed to that protection (a crash then ends the
+    process). An `ir.Module` is folded in this process: it lives there already. A `str`
+    that is a file name (`"model.mlir"`) is refused
     with a FoldError that says to pass the file's contents:
     `fold_batch_norm(pathlib.Path("model.mlir").read_bytes())`.
 
@@ -129,13 +128,12 @@ def fold_batch_norm(
             )
         if isinstance(data, str):
             _refuse_a_file_name(data)
-        if trusted is None:
-            trusted = _exported.is_exported(module)
         fold = functools.partial(_session.fold_into, data, pipeline=pipeline)
         if not trusted:
-            # jaxlib's bytecode readers can crash or hang on corrupted bytes, and MLIR's
-            # text parser recurses once per nested region (a stablehlo.case 3,000 deep
-            # overflows the stack): read them in a child process, where neither a crash
+            # jaxlib's bytecode readers can crash or hang on corrupted bytes, MLIR's text
+            # parser recurses once per nested region (a stablehlo.case 3,000 deep
+            # overflows the stack), and a bug in the pass can crash it (two clamps
+            # rebuilt in one chain did): fold in a child process, where neither a crash
             # nor a hang can reach the caller.
             report, out = _sandbox.run(fold, source="<input>", size=len(data))
         else:

@@ -10,6 +10,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
@@ -417,18 +418,27 @@ def test_binary_input_is_folded_in_a_child_unless_trusted_and_gives_the_same_byt
     assert children == [len(data), len(text)]
 
 
-def test_an_exported_is_folded_in_this_process_unless_said_untrusted(monkeypatch, exported_with_batch_norm):
-    # JAX reads an Exported's module in this process whenever it is called, so a child
-    # would only add a fork and a copy; trusted=False asks for one (an Exported
-    # deserialized from someone else's bytes).
+def test_an_exported_is_folded_in_a_child_unless_trusted(monkeypatch, exported_with_batch_norm):
+    # A crash of the pass itself must not end the caller's process: an Exported is folded
+    # in a child by default, as text and bytes are; trusted=True folds it here.
     children = []
     run = sandbox.run
     monkeypatch.setattr(sandbox, "run", lambda *a, **k: children.append(k["size"]) or run(*a, **k))
-    in_process = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
-    assert children == []
-    in_child = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm, trusted=False)
+    in_child = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
+    assert children == [len(exported_with_batch_norm.mlir_module_serialized)]
+    in_process = stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm, trusted=True)
     assert children == [len(exported_with_batch_norm.mlir_module_serialized)]
     assert in_child.mlir_module_serialized == in_process.mlir_module_serialized
+
+
+def test_a_crash_of_the_pass_on_an_exported_is_a_fold_error_and_the_caller_lives(monkeypatch, exported_with_batch_norm):
+    # The pass crashing (SIGSEGV) while folding an Exported, as two clamps rebuilt in one
+    # forward chain once did: a FoldError, this process goes on.
+    from stablehlo_bnfold import session
+
+    monkeypatch.setattr(session, "fold_into", lambda *a, **k: os.kill(os.getpid(), signal.SIGSEGV))
+    with pytest.raises(stablehlo_bnfold.FoldError, match="SIGSEGV"):
+        stablehlo_bnfold.fold_batch_norm(exported_with_batch_norm)
 
 
 def test_bytecode_folds_after_this_process_has_used_jaxs_mlir_thread_pool():

@@ -4,10 +4,13 @@ run through XLA on the CPU against the original (`fold_and_compare`)."""
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
-from helpers import Compared, fold_and_compare
+from helpers import DTYPES, Compared, fold_and_compare, run_on_cpu
 
+import stablehlo_bnfold
 from stablehlo_bnfold.fold import reasons
 
 _RNG = np.random.default_rng(21)
@@ -340,3 +343,71 @@ def test_a_per_channel_map_before_flax_avg_pool_folds_forward_into_the_convoluti
     assert [s.reason for s in compared.report.skips] == kept
     assert "stablehlo.multiply" not in compared.folded
     assert compared.folded.count("stablehlo.divide") == (0 if include else 1)
+
+
+def _case(name: str) -> str:
+    """The function `name` of forward.mlir's lit cases, alone in a module as `@main`."""
+    text = (pathlib.Path(__file__).resolve().parents[1] / "transforms" / "forward.mlir").read_text()
+    for chunk in text.split("// -----"):
+        if f"func.func @{name}(" in chunk:
+            return chunk.replace(f"@{name}(", "@main(")
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", [
+    "fold_through_clamp_inverted_bounds",  # returned 6 where the original returns -3
+    "fold_through_two_relus_negative_scale",  # crashed the folding process (SIGSEGV)
+    "fold_through_two_clamps",
+    "fold_through_clamp_large_shift_kept",
+])
+def test_forward_folds_through_clamps_compute_what_the_original_computes(name):
+    compared = fold_and_compare(_case(name), seed=7, batch_norms_left=0, folds=1)
+    assert "stablehlo.multiply" not in compared.folded
+
+
+def _bn_relu6_dense(dtype: str, gamma, beta, mean, var, w) -> str:
+    c, o = w.shape
+    t, v = f"tensor<64x{c}x{dtype}>", f"tensor<{c}x{dtype}>"
+    values = ", ".join(f"%{n}" for n in "gbmv")
+    lines = [f"  %{n} = stablehlo.constant dense<{_f32(a)}> : {v}" for n, a in zip("gbmv", (gamma, beta, mean, var))]
+    return "\n".join([
+        f"func.func @main(%x: {t}) -> tensor<64x{o}x{dtype}> {{", *lines,
+        f'  %y = "stablehlo.batch_norm_inference"(%x, {values}) {{epsilon = 1.0e-05 : f32, feature_index = 1 : i64}}'
+        f" : ({t}, {v}, {v}, {v}, {v}) -> {t}",
+        f"  %lo = stablehlo.constant dense<0.0> : tensor<{dtype}>",
+        f"  %hi = stablehlo.constant dense<6.0> : tensor<{dtype}>",
+        f"  %r = stablehlo.clamp %lo, %y, %hi : (tensor<{dtype}>, {t}, tensor<{dtype}>) -> {t}",
+        f"  %w = stablehlo.constant dense<{_f32(w)}> : tensor<{c}x{o}x{dtype}>",
+        f"  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : ({t}, tensor<{c}x{o}x{dtype}>)"
+        f" -> tensor<64x{o}x{dtype}>",
+        f"  return %d : tensor<64x{o}x{dtype}>", "}",
+    ])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("case", ["dead channel", "huge gamma", "large mean"])
+def test_a_forward_fold_through_relu6_is_no_less_accurate_than_the_original(case, dtype):
+    """BN -> relu6 -> dense against a float64 evaluation: the folded module's error is at
+    most 1.5x the original's. Passing a shift that is large against the clamp's bounds into
+    the bias lost every digit (gamma 1e15 in f32: relative error 1e6; a dead channel in bf16:
+    10x the original's)."""
+    rng = np.random.default_rng(31)
+    numpy_type = DTYPES[dtype]
+    exact = lambda a: np.asarray(a, numpy_type).astype(np.float64)  # noqa: E731
+    gamma, beta = exact(rng.uniform(0.5, 1.5, 8)), exact(rng.normal(0, 0.5, 8))
+    mean, var = exact(rng.normal(0, 1, 8)), exact(rng.uniform(0.5, 1.5, 8))
+    if case == "dead channel":
+        var[0] = 0.0
+    elif case == "huge gamma":
+        gamma[0] = 1e15 if dtype == "f32" else 1e4
+    else:
+        mean[:] = exact(rng.normal(100, 1, 8))
+    w = exact(rng.normal(0, 1, (8, 4)))
+    x = rng.normal(mean, 3 * np.sqrt(var + 1e-5), (64, 8)).astype(numpy_type)
+    text = _bn_relu6_dense(dtype, gamma, beta, mean, var, w)
+    folded = stablehlo_bnfold.fold_batch_norm(text)
+    s = gamma / np.sqrt(var + np.float64(np.float32(1e-5)))
+    reference = np.clip((x.astype(np.float64) - mean) * s + beta, 0, 6) @ w
+    size = np.abs(reference).max()
+    original, after = (np.abs(run_on_cpu(m, [x])[0].astype(np.float64) - reference).max() / size for m in (text, folded))
+    assert after <= 1.5 * original + 1e-12, f"folded {after:.3g}, original {original:.3g}"

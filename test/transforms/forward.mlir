@@ -1317,3 +1317,134 @@ func.func @no_fold_dynamic_reshape_merging_the_feature(%arg0: tensor<?x2x2xf32>,
   %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
   return %d : tensor<?x3xf32>
 }
+
+// -----
+
+// A negative scale before a clamp whose bounds are inverted on channel 0 (lo = 2 > hi = -1:
+// StableHLO's clamp is min(max(v, lo), hi), -1 there whatever v). Its lower bound is lowered
+// to hi first, so both moved bounds are -1 / s: the channel stays constant. (Swapping the
+// inverted bounds for the negative scale gave 6 instead of -3.)
+// CHECK-LABEL: func.func @fold_through_clamp_inverted_bounds(
+// CHECK-DAG:     %[[LO:.+]] = stablehlo.constant dense<[0.666666686, -2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG:     %[[HI:.+]] = stablehlo.constant dense<[0.666666686, -0.000000e+00]> : tensor<2xf32>
+// CHECK:         stablehlo.clamp
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_clamp_inverted_bounds(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[-1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<[2.0, 0.0]> : tensor<2xf32>
+  %hi = stablehlo.constant dense<[-1.0, 1.0]> : tensor<2xf32>
+  %lb = stablehlo.broadcast_in_dim %lo, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %hb = stablehlo.broadcast_in_dim %hi, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %r = stablehlo.clamp %lb, %y, %hb : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_dot_general]
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// relu(relu(x * s)) with a negative scale: each relu becomes a clamp, the second one on the
+// first's rebuilt result (rebuilding the first one first read the second's erased operand:
+// a crash).
+// CHECK-LABEL: func.func @fold_through_two_relus_negative_scale(
+// CHECK:         %[[R1:.+]] = stablehlo.clamp %{{.+}}, %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[R2:.+]] = stablehlo.clamp %{{.+}}, %[[R1]], %{{.+}} : tensor<4x2xf32>
+// CHECK:         stablehlo.dot_general %[[R2]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.maximum
+func.func @fold_through_two_relus_negative_scale(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[-1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.dot_general through stablehlo.maximum, stablehlo.maximum [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<4x2xf32>
+  %r1 = stablehlo.maximum %m, %z : tensor<4x2xf32>
+  %r2 = stablehlo.maximum %r1, %z : tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r2, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// relu6(relu6(x * s + t)): two clamps, each rebuilt with the moved bounds, the second on the
+// first's result.
+// CHECK-LABEL: func.func @fold_through_two_clamps(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[R1:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[R2:.+]] = stablehlo.clamp %{{.+}}, %[[R1]], %{{.+}} : tensor<4x2xf32>
+// CHECK:         stablehlo.dot_general %[[R2]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_two_clamps(%arg0: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, -0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.clamp, stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r1 = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %r2 = stablehlo.clamp %lo, %r1, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: folding would move an add onto a larger tensor [fold_input_affine_into_dot_general]
+  %d = stablehlo.dot_general %r2, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %d : tensor<4x3xf32>
+}
+
+// -----
+
+// A dead channel (variance 0: s = 316) before relu6 and a dense layer of as many outputs: the
+// shift c = offset - mean * s (-632) is large against the bounds (0, 6), so it stays in front as
+// x + t / s and the bounds move by s alone (0, 6 / s); passed into the bias it would cancel
+// the clamp's saturated results at the size of c.
+// CHECK-LABEL: func.func @fold_through_clamp_large_shift_kept(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<4x2xf32>
+// CHECK-DAG:     stablehlo.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK-DAG:     stablehlo.constant dense<[0.0189736653, 6.000030e+00]> : tensor<2xf32>
+// CHECK:         %[[R:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}} : tensor<4x2xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[R]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK-NEXT:    return %[[D]]
+func.func @fold_through_clamp_large_shift_kept(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %scale = stablehlo.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %offset = stablehlo.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[2.0, -1.0]> : tensor<2xf32>
+  %var = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.clamp [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<4x2xf32>, tensor<f32>) -> tensor<4x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5]]> : tensor<2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the shift is large against the clamp's bounds: passed into the bias it would cancel the clamp's saturated results at its size [fold_input_affine_into_dot_general]
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  return %d : tensor<4x2xf32>
+}
+
+// -----
+
+// The same in bf16: kept in front, x + t / s would round t / s in bf16 at the size of the
+// mean, as lossy as the bias; nothing moves.
+// CHECK-LABEL: func.func @no_fold_through_clamp_large_shift_bf16(
+// CHECK:         stablehlo.batch_norm_inference
+func.func @no_fold_through_clamp_large_shift_bf16(%arg0: tensor<4x2xbf16>) -> tensor<4x2xbf16> {
+  %scale = stablehlo.constant dense<[1.0, 1.0]> : tensor<2xbf16>
+  %offset = stablehlo.constant dense<[0.5, 0.25]> : tensor<2xbf16>
+  %mean = stablehlo.constant dense<[2.0, -1.0]> : tensor<2xbf16>
+  %var = stablehlo.constant dense<[0.0, 1.0]> : tensor<2xbf16>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: the shift is large against the clamp's bounds: in f16 or bf16 it would cancel the clamp's saturated results, as a bias or as x + t / s [fold_input_affine_into_dot_general]
+  %y = "stablehlo.batch_norm_inference"(%arg0, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<4x2xbf16>, tensor<2xbf16>, tensor<2xbf16>, tensor<2xbf16>, tensor<2xbf16>) -> tensor<4x2xbf16>
+  %lo = stablehlo.constant dense<0.0> : tensor<bf16>
+  %hi = stablehlo.constant dense<6.0> : tensor<bf16>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<bf16>, tensor<4x2xbf16>, tensor<bf16>) -> tensor<4x2xbf16>
+  %w = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5]]> : tensor<2x2xbf16>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<4x2xbf16>, tensor<2x2xbf16>) -> tensor<4x2xbf16>
+  return %d : tensor<4x2xbf16>
+}

@@ -19,6 +19,7 @@ __all__ = [
     "BROADCAST_CHANGES_TYPE",
     "CLAMP_BOUNDS_NOT_CONSTANT",
     "CLAMP_BOUNDS_OVERFLOW",
+    "CLAMP_SHIFT_CANCELS",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
     "CONCAT_SPANS_OTHER_DIMENSION",
@@ -85,6 +86,7 @@ __all__ = [
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
+    "SHIFT_KEPT_CLAMP",
     "SHIFT_KEPT_PASSED",
     "SHIFT_KEPT_WIDE",
     "SHIFT_NOT_CONSTANT",
@@ -273,6 +275,21 @@ REDUCE_INIT_NOT_IDENTITY = Reason("the reduce's init value is not its identity: 
 SHIFT_KEPT_PASSED = Reason("the shift cannot pass the ops after it (a relu, a pool, a pad, or a sum over a dynamic size)")
 """Why the add x + t / s stays in front of the ops a scale passed into the linear ops after
 them: relu(v + t) is not relu(v) + t, and a pool's or pad's padding is not shifted."""
+SHIFT_KEPT_CLAMP = Reason(
+    "the shift is large against the clamp's bounds: passed into the bias it would cancel "
+    "the clamp's saturated results at its size"
+)
+"""Why the add x + t / s stays in front of a clamp the scale passed: the moved bounds
+(lo - c) / s and the bias L(c, K) round at the size of the shift c, and the saturated
+results, exact before, would err by |c| / max(|lo|, |hi|) ulps."""
+CLAMP_SHIFT_CANCELS = Reason(
+    "the shift is large against the clamp's bounds: in f16 or bf16 it would cancel the "
+    "clamp's saturated results, as a bias or as x + t / s"
+)
+"""Why a per-channel map is not moved across a clamp in a 2-byte type: passed into the
+bias, the shift cancels the saturated results (`SHIFT_KEPT_CLAMP`); kept in front, t / s
+rounds in the narrow type at the size of the mean, |c| / max(|lo|, |hi|) times the
+original's error."""
 
 # Through a sum pool (an average pool before its divide) or a sum over other dimensions
 # (a mean, a global average pool), both directions (patterns/through.py,

@@ -89,12 +89,16 @@ clamp) with constant bounds passes any constant scale without a zero, its bounds
 
     clamp(lo, x * s + c, hi) = clamp((lo - c) / s, x, (hi - c) / s) * s + c   (s > 0)
 
-and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s). Where nothing
-else blocks the shift (no relu, pool or pad), c is the shift (times what the sums before
-the clamp add up) and passes the clamp into the linear ops' biases as through a sum:
-mul + add + clamp become one clamp, and at most the bias adds the cost rule below allows;
-where the shift stays in front as x + t / s, c is zero and the bounds are lo / s and hi
-/ s. The new bounds are per-channel constants, broadcast (no op on the activation), and
+and with the bounds swapped where s < 0 (x * s >= lo iff x <= lo / s; an inverted
+clamp, lo > hi, is hi everywhere and is read as clamp(hi, v, hi)). Where nothing else
+blocks the shift (no relu, pool or pad), c is the shift (times what the sums before the
+clamp add up) and passes the clamp into the linear ops' biases as through a sum: mul +
+add + clamp become one clamp, and at most the bias adds the cost rule below allows;
+unless |c| > max(|lo|, |hi|) / 2 on some channel (a dead channel, a large gamma), where
+the saturated results, exact before, would round at the size of c and cancel against the
+bias: there the shift stays in front as x + t / s, c is zero and the bounds are lo / s
+and hi / s (in f16 and bf16, where t / s itself rounds at the size of the mean, nothing
+moves). The new bounds are per-channel constants, broadcast (no op on the activation), and
 are rounded once: the clamp errs by one rounding of the bound, as the folded weights do.
 
 A slice and a concatenate along the feature map channel ranges: a linear op after a
@@ -851,6 +855,11 @@ def _plan(
         kept_reason = reasons.SHIFT_KEPT_WIDE
     elif not no_shift and not all(c.every_tap for c in consumers):
         kept_reason = reasons.SHIFT_KEPT
+    elif not no_shift and _clamp_cancels(passed, shift):
+        if activation_dtype.itemsize <= 2:
+            # x + t / s would round t / s in T at the size of the mean: as lossy.
+            return rw.skip(top, reasons.CLAMP_SHIFT_CANCELS)
+        kept_reason = reasons.SHIFT_KEPT_CLAMP
     elif not no_shift:
         owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
         larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
@@ -911,15 +920,18 @@ def _moved_clamps(
     what the sums before it added (none when the shift stays in front or is zero), and
     reads v after the fold: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) /
     s) * s + c for s > 0, and with the bounds swapped for s < 0 (v * s >= lo iff v <= lo
-    / s), exactly up to the bounds' rounding; infinite bounds stay infinite."""
+    / s), exactly up to the bounds' rounding; infinite bounds stay infinite. The swap
+    holds only for lo <= hi: StableHLO's clamp is min(max(v, lo), hi), hi everywhere where
+    lo > hi, so such a lower bound is first lowered to hi, which computes the same."""
     clamps = []
     for p in passed:
         if p.bounds is None:
             continue
         s = _taken(scale, p.chain_channels, 1.0)
         c = 0.0 if shift is None else _taken(shift, p.chain_channels, 0.0) * p.shift_before
+        lo, hi = p.bounds
         with np.errstate(all="ignore"):
-            lower, upper = ((bound - c) / s for bound in p.bounds)
+            lower, upper = ((bound - c) / s for bound in (np.minimum(lo, hi), hi))
         lower, upper = np.where(s < 0, upper, lower), np.where(s < 0, lower, upper)
         dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
         rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
@@ -927,6 +939,29 @@ def _moved_clamps(
             return None
         clamps.append((p, rounded[0], rounded[1]))
     return tuple(clamps)
+
+
+def _clamp_cancels(passed: list[Passed], shift: np.ndarray) -> bool:
+    """Whether the shift c reaching a passed clamp is too large against its bounds to pass
+    it into the linear ops' biases. Passed, the clamp's saturated results, exact in the
+    original (lo or hi), become L((lo - c) / s, K * s) + L(c, K), rounded at the size of c
+    and cancelled by the bias: relative to the clamp's range max(|lo|, |hi|) the error
+    grows by |c| / max(|lo|, |hi|) (a dead channel, s ~ 316, or a large gamma: every digit
+    of bf16 lost). Kept in front as x + t / s it rounds as the original's x * s + t does,
+    so the shift passes only where |c| <= max(|lo|, |hi|) / 2 on every channel and both
+    bounds are finite (with an open side the range is the data's, unknown here). In f16
+    and bf16 the kept x + t / s is no better: t / s rounds in T at the size of the mean,
+    an error |c| / max(|lo|, |hi|) times the original's (which XLA computes in f32 and
+    rounds once), so such a fold is refused there."""
+    for p in passed:
+        if p.bounds is None:
+            continue
+        c = np.abs(_taken(shift, p.chain_channels, 0.0) * p.shift_before)
+        lo, hi = np.minimum(*p.bounds), p.bounds[1]
+        reach = np.maximum(np.abs(lo), np.abs(hi))
+        if not np.all(np.isfinite(reach)) or np.any(c > reach / 2):
+            return True
+    return False
 
 
 def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
@@ -1026,17 +1061,7 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
             root_result = result
         else:
             rw.replace_inside(linear, result)
-    if plan.negative is not None:
-        for passed in plan.passed:
-            if passed.is_relu:
-                # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
-                dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
-                negative = _taken(plan.negative, passed.chain_channels, False)
-                lower = np.where(negative, -np.inf, 0.0).astype(dtype)
-                upper = np.where(negative, 0.0, np.inf).astype(dtype)
-                _clamp(rw, passed, lower, upper, like)
-    for passed, lower, upper in plan.clamps:
-        _clamp(rw, passed, lower, upper, like)
+    _rebuild_clamps(plan, rw, like)
     through = ", ".join(p.name for p in plan.passed)
     outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
@@ -1068,6 +1093,24 @@ def _shape_source(affine: AffineChain) -> ir.Value:
             ):
                 return operand
     return affine.x
+
+
+def _rebuild_clamps(plan: _Plan, rw: FoldRewriter, like: ir.Value) -> None:
+    """Rebuild each passed relu (where some scale is negative) and clamp as a clamp with
+    its moved bounds, the last one walked first: each reads the op walked before it
+    (`Passed.data`), which must still be there when it is read (relu(relu(v)): the
+    second read the first after the first's rebuild erased it, a crash)."""
+    moved = {id(passed): (lower, upper) for passed, lower, upper in plan.clamps}
+    for passed in reversed(plan.passed):
+        if id(passed) in moved:
+            _clamp(rw, passed, *moved[id(passed)], like)
+        elif plan.negative is not None and passed.is_relu:
+            # relu(s * u) = s * clamp(lo, u, hi): (0, +inf) where s > 0, (-inf, 0) where s < 0.
+            dtype = float_dtype(ir.RankedTensorType(passed.data.type).element_type)
+            negative = _taken(plan.negative, passed.chain_channels, False)
+            lower = np.where(negative, -np.inf, 0.0).astype(dtype)
+            upper = np.where(negative, 0.0, np.inf).astype(dtype)
+            _clamp(rw, passed, lower, upper, like)
 
 
 def _clamp(rw: FoldRewriter, passed: Passed, lower: np.ndarray, upper: np.ndarray, like: ir.Value) -> None:
