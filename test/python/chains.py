@@ -187,7 +187,8 @@ class Module:
         rng = np.random.default_rng(chain.seed)
         stats = _statistics(rng, chain, channels=4, values=self.values)
         if chain.direction == "forward":
-            x = rng.standard_normal((1, 5, 5, 4)) * np.sqrt(np.where(stats["variance"] > 0, stats["variance"], 1e-4)) + stats["mean"]
+            # Data with the statistics the map was trained on: a dead channel is 0.
+            x = rng.standard_normal((1, 5, 5, 4)) * np.sqrt(stats["variance"]) + stats["mean"]
             value = _Value(self.argument(x), ["b", "0", "1", "f"], [1, 5, 5, 4])
             value = self._affine(value, stats, chain)
             for index, op in enumerate(chain.ops):
@@ -455,18 +456,20 @@ def _number(value: float, element: str) -> str:
 
 def _statistics(rng, chain: Chain, channels: int, values: str) -> dict[str, np.ndarray]:
     """gamma (with the chain's signs), beta, mean and variance for `channels` channels: a
-    dead channel has variance 0, a huge one gamma HUGE_GAMMA."""
+    dead channel has mean and variance 0 (its scale is gamma / sqrt(epsilon), about 316
+    gamma), a huge one gamma HUGE_GAMMA."""
     magnitude = rng.uniform(0.5, 1.5, channels)
     sign = {"positive": np.ones(channels), "negative": -np.ones(channels),
             "mixed": np.where(np.arange(channels) % 2 == 0, 1.0, -1.0)}[chain.signs]
     gamma = magnitude * sign
     variance = rng.uniform(0.3, 2.0, channels)
-    if chain.dead:
-        variance[0] = 0.0
+    mean = rng.normal(0.0, 1.0, channels)
+    if chain.dead:  # a channel that is always 0 (a dead relu's): mean and variance 0
+        variance[0] = mean[0] = 0.0
     if chain.huge:
         gamma[-1] = HUGE_GAMMA[values] * sign[-1]
     return {"gamma": gamma, "beta": rng.normal(0.0, 0.5, channels),
-            "mean": rng.normal(0.0, 1.0, channels), "variance": variance}
+            "mean": mean, "variance": variance}
 
 
 def build(chains: list[Chain], element: str) -> tuple[str, str, list[np.ndarray]]:
