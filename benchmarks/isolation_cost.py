@@ -4,7 +4,7 @@ weights as constants, in a forked child (the default, `stablehlo_bnfold.sandbox`
 the calling process (`trusted=True`), and in a child without `gc.freeze()` around the fork.
 
 Interleaved medians (benchmarks/measure.py) in one process, after JAX has run a
-computation, as in a caller that has just exported its model. Results: docs/reliability.md.
+computation, as in a caller that has just exported its model. Results: docs/dev/reliability.md.
 
   python benchmarks/isolation_cost.py --repeats 9 resnet18 resnet50 mobilenet_v2
 """

@@ -2,7 +2,7 @@
 
 Timings are medians of wall-clock time (`time.perf_counter`) and, beside it, of the
 calling thread's CPU time (`time.thread_time`): on a shared machine wall time moves with the
-other tenants' load (1.5x to 6x on the 2-core machine of docs/benchmarks.md), the thread's CPU
+other tenants' load (1.5x to 6x on the 2-core machine of docs/dev/benchmarks.md), the thread's CPU
 time much less. The pass and the writers run on the calling thread. The cases of one measurement run in
 turn (a, b, c, a, b, c, ...), so that drift of the machine (page-cache state, allocator
 growth, another process) falls on all of them alike and their ratios stay meaningful.

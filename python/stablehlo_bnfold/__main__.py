@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import console_main
+from .entry import console_main
 
 sys.exit(console_main())

@@ -23,6 +23,24 @@ _T = TypeVar("_T")
 
 @overload
 def fold_batch_norm(
+    module: os.PathLike,
+    *,
+    with_report: Literal[False] = False,
+    verify: bool = False,
+    trusted: bool | None = None,
+    options: str = "",
+) -> bytes: ...
+@overload
+def fold_batch_norm(
+    module: os.PathLike,
+    *,
+    with_report: Literal[True],
+    verify: bool = False,
+    trusted: bool | None = None,
+    options: str = "",
+) -> tuple[bytes, FoldReport]: ...
+@overload
+def fold_batch_norm(
     module: _T,
     *,
     with_report: Literal[False] = False,
@@ -58,7 +76,9 @@ def fold_batch_norm(
       StableHLO and the module verified first, as for the other kinds);
     - `str` MLIR text: text is returned;
     - `bytes`, MLIR bytecode, a StableHLO portable artifact or an `Exported.serialize()`:
-      the same format is returned (a portable artifact keeps its StableHLO version).
+      the same format is returned (a portable artifact keeps its StableHLO version);
+    - an `os.PathLike` (`pathlib.Path("model.jax")`): the file's bytes, folded as `bytes`
+      are (the folded file's bytes are returned, in its format; messages name the file).
 
     `dense_resource` constants (torch-mlir's weights) are turned into `dense` ones, exactly,
     since the patterns must read them and a portable artifact cannot hold them.
@@ -76,12 +96,11 @@ def fold_batch_norm(
     and a bug in the pass itself must not end the caller's process either; there a crash
     or a read that takes longer than `stablehlo_bnfold.sandbox.read_seconds(len(data))`
     (30 s and more) is a `FoldError`. That costs a fork and a copy of the output (about
-    0.25 s on ResNet-50, docs/reliability.md). `trusted=True` folds in this process
+    0.25 s on ResNet-50, docs/dev/reliability.md). `trusted=True` folds in this process
     instead, for a caller who prefers speed to that protection (a crash then ends the
     process). An `ir.Module` is folded in this process: it lives there already. A `str`
-    that is a file name (`"model.mlir"`) is refused
-    with a FoldError that says to pass the file's contents:
-    `fold_batch_norm(pathlib.Path("model.mlir").read_bytes())`.
+    that is a file name (`"model.mlir"`) is refused with a FoldError that says to pass a
+    path: `fold_batch_norm(pathlib.Path("model.mlir"))`.
 
     `options` are the pass's options, as in a pipeline (docs/passes.md), e.g.
     `"fold-larger-weight-arguments=true"`; an unknown one is a FoldError.
@@ -99,6 +118,12 @@ def fold_batch_norm(
     if not isinstance(options, str):
         raise FoldError(f"fold_batch_norm: options must be a str of key=value pairs, got {type(options).__name__}")
     FoldBatchNormPass.parse_options(options)  # a FoldError before anything is read
+    source = "<input>"
+    if isinstance(module, os.PathLike):  # its bytes, as `bytes` are folded
+        from .io import read_file
+
+        source = os.fsdecode(module)
+        module = read_file(source)
     pipeline = f"{ARGUMENT}{{{options}}}" if options.strip() else ARGUMENT
     if verify and isinstance(module, ir.Module):
         # Prove it on copies first: a module rewritten in place (legalized, then folded)
@@ -123,19 +148,19 @@ def fold_batch_norm(
             data = module
         else:
             raise FoldError(
-                f"fold_batch_norm: expected jax.export.Exported, ir.Module, str or bytes, "
+                f"fold_batch_norm: expected jax.export.Exported, ir.Module, str, bytes or os.PathLike, "
                 f"got {type(module).__name__}"
             )
         if isinstance(data, str):
             _refuse_a_file_name(data)
-        fold = functools.partial(_session.fold_into, data, pipeline=pipeline)
+        fold = functools.partial(_session.fold_into, data, pipeline=pipeline, source=source)
         if not trusted:
             # jaxlib's bytecode readers can crash or hang on corrupted bytes, MLIR's text
             # parser recurses once per nested region (a stablehlo.case 3,000 deep
             # overflows the stack), and a bug in the pass can crash it (two clamps
             # rebuilt in one chain did): fold in a child process, where neither a crash
             # nor a hang can reach the caller.
-            report, out = _sandbox.run(fold, source="<input>", size=len(data))
+            report, out = _sandbox.run(fold, source=source, size=len(data))
         else:
             buffer = io.BytesIO()
             report, out = fold(buffer), buffer.getvalue()
@@ -164,8 +189,8 @@ def _refuse_a_file_name(text: str) -> None:
     what = "is a file name" if exists else "looks like a file name (and there is no such file)"
     raise FoldError(
         one_line(
-            f"fold_batch_norm: {name!r} {what}, not MLIR text: pass the file's contents, "
-            f"fold_batch_norm(pathlib.Path({name!r}).read_bytes())"
+            f"fold_batch_norm: {name!r} {what}, not MLIR text: pass a path, "
+            f"fold_batch_norm(pathlib.Path({name!r}))"
         )
     )
 

@@ -2,14 +2,20 @@
 
     stablehlo-bnfold-opt [INPUT|-] --stablehlo-fold-batch-norm [-o OUT]
         [--canonicalize] [--cse] [--pass-pipeline=PIPELINE]
-        [--split-input-file] [--emit-bytecode] [--mlir-elide-elementsattrs-if-larger=N]
+        [--split-input-file] [--emit-bytecode | --emit-text]
+        [--mlir-elide-elementsattrs-if-larger=N]
         [--mlir-print-debuginfo] [--mlir-print-op-generic] [--mlir-print-ir-after-all]
         [--mlir-timing] [--mlir-disable-threading] [--verify-diagnostics]
-        [--report[=text|json]] [--verify] [--no-memory-check]
+        [--report[=text|json]] [--report-file=FILE] [--verify] [--no-memory-check]
         [--allow-unregistered-dialect] [--debug]
 
 Every long flag may be spelled with one dash, as mlir-opt takes them
 (`-stablehlo-fold-batch-norm`, `-split-input-file`, `-pass-pipeline=...`).
+
+A portable artifact or an `Exported.serialize()` file is written back as the same kind
+(`--emit-text` for text; never to a terminal); MLIR text and bytecode as text, as mlir-opt
+does (`--emit-bytecode` for bytecode). `--report-file FILE` keeps the report (and
+--verify's result) apart from everything else, JSON when FILE ends with .json.
 
 Exit codes: 0 success; 1 bad input or a failed pass; 2 bad usage; 3 --verify found an
 output that differs beyond tolerance (`verification FAILED`), or cannot verify the module
@@ -33,6 +39,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import json
 import logging
 import os
 import re
@@ -51,6 +58,7 @@ if TYPE_CHECKING:  # for annotations only: imported through `_lazy`
 
     from .io import Format, Loaded
     from .report import FoldReport
+    from .verification import Verification
 
 __all__ = [
     "EXIT_INPUT_ERROR",
@@ -117,6 +125,7 @@ def _split_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
         elif name == "--report":
             if equals and value not in REPORT_FORMATS:
                 parser.error(f"--report={value}: the format is one of {', '.join(REPORT_FORMATS)}")
+            _hint_report_format(parser, equals, argv[position + 1 : position + 2])
             parser.report_formats.append(value)
             arg = name
         elif name in ("--canonicalize", "--cse") and equals:
@@ -125,6 +134,17 @@ def _split_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
             arg = name + equals + value
         out.append(arg)
     return out
+
+
+def _hint_report_format(parser: argparse.ArgumentParser, equals: str, after: list[str]) -> None:
+    """Usage error for `--report json` (a space): the word after a bare `--report` is the
+    input, so a format written there would be read as a file named `json`. Only when the
+    word is a format and no such file exists: `--report model.mlir` stays the input."""
+    if not equals and after and after[0] in REPORT_FORMATS and not os.path.exists(after[0]):
+        parser.error(
+            f"--report {after[0]}: the format comes after '=', as --report={after[0]} "
+            f"(a word after --report is the input file, and there is no file {after[0]!r})"
+        )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -147,8 +167,9 @@ def _parser() -> argparse.ArgumentParser:
             "3 --verify failed or could not run the module (nothing written). "
             "Example: stablehlo-bnfold-opt examples/conv_bn.mlir --stablehlo-fold-batch-norm; "
             "for jax.export: open('model.jax', 'wb').write(exported.serialize()), then "
-            "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --emit-bytecode -o "
-            "folded.jax, then jax.export.deserialize(open('folded.jax', 'rb').read()).call(x)"
+            "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm -o folded.jax (the same "
+            "kind back), then jax.export.deserialize(open('folded.jax', 'rb').read()).call(x). "
+            "Without a pass the module is written unchanged, with a warning."
         ),
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
@@ -180,9 +201,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emit-bytecode",
         action="store_true",
-        help="write MLIR bytecode instead of text; a portable artifact is written back as a "
-        "portable artifact of the same StableHLO version, and an Exported.serialize() file "
-        "as one (jax.export.deserialize reads it back and .call()s it)",
+        help="write MLIR bytecode instead of text (MLIR text and bytecode inputs are written "
+        "as text by default, as mlir-opt does)",
+    )
+    parser.add_argument(
+        "--emit-text",
+        action="store_true",
+        help="write MLIR text for a portable artifact or an Exported.serialize() file, which "
+        "are otherwise written back as the same kind (a portable artifact of the same "
+        "StableHLO version; an Exported that jax.export.deserialize reads and .call()s); "
+        "such output is not written to a terminal without -o or --emit-text",
     )
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
@@ -191,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="elide",
         help="print elements attributes (weights) of more than N elements as "
         "dense_resource<__elided__>, so that a person can read the module; the output "
-        "cannot be read back (text output only)",
+        "cannot be read back (text output only: implies --emit-text)",
     )
     for flag, what in (
         ("--mlir-print-debuginfo", "print each op's location (loc(...)) in text output; "
@@ -210,8 +238,16 @@ def _parser() -> argparse.ArgumentParser:
         action=_ReportFormat,
         nargs=0,
         help="print every fold and every candidate left alone, with the reason, to stderr; "
-        "--report=json the same as JSON (the format only after '=': a file after --report "
-        "is the input)",
+        "--report=json the same as JSON, which then holds --verify's result too (instead "
+        "of its lines), so that stderr is one JSON document (the format only after '=': a "
+        "file after --report is the input)",
+    )
+    parser.add_argument(
+        "--report-file",
+        metavar="FILE",
+        help="write the report to FILE, alone: JSON when FILE ends with .json, else text; "
+        "with --verify it holds the verification too (JSON keys: folds, skips, folded, "
+        "skipped, verification)",
     )
     parser.add_argument(
         "--verify",
@@ -288,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--pass-pipeline cannot be combined with individual pass flags")
     if args.split_input_file and args.emit_bytecode:
         parser.error("--emit-bytecode cannot be combined with --split-input-file")
+    if args.emit_text and args.emit_bytecode:
+        parser.error("--emit-text cannot be combined with --emit-bytecode")
     if args.elide is not None and args.emit_bytecode:
         parser.error(
             "--mlir-elide-elementsattrs-if-larger applies to text: "
@@ -298,6 +336,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _lazy.passes.build_pass_manager(_lazy.io.make_context(), pipeline, _lazy.report.Recorder())
     except _lazy.report.FoldError as error:
         parser.error(str(error))
+    if args.report_file in ("-", "/dev/stdout") and args.output in ("-", "/dev/stdout"):
+        parser.error("--report-file and the output cannot both be stdout (give -o FILE)")
+    fmt = _input_format(args) if args.output in ("-", "/dev/stdout") else None
+    if _binary_to_a_terminal(args, fmt):
+        parser.error(_BINARY_TO_A_TERMINAL.format(what=fmt.value))
+    if args.pass_pipeline is None and not args.passes:
+        print(f"{PROG}: warning: no pass given: the module is written unchanged (add --{ARGUMENT})", file=sys.stderr)
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s")
     else:
@@ -316,6 +361,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT_ERROR
 
 
+_BINARY_TO_A_TERMINAL = (
+    "the input is a {what} and so would be the output: not written to a terminal "
+    "(give -o FILE, or --emit-text to print it as text)"
+)
+
+
+def _input_format(args: argparse.Namespace) -> Format | None:
+    """The input file's format, told by content; None for stdin or what is not a file."""
+    if args.input == "-" or not os.path.isfile(args.input):
+        return None
+    try:
+        return _lazy.io.sniff_file(args.input)[0]
+    except _lazy.report.FoldError:  # unreadable: `_run` says so
+        return None
+
+
+def _binary_to_a_terminal(args: argparse.Namespace, fmt: Format | None) -> bool:
+    """Whether a portable artifact or jax.export serialization, written back as one
+    because the input is one, would go to a terminal, where it is only noise."""
+    kinds = (_lazy.io.Format.PORTABLE, _lazy.io.Format.EXPORTED)
+    return (
+        fmt in kinds
+        and args.output in ("-", "/dev/stdout")
+        and _output_format(fmt, args) is fmt
+        and sys.stdout.isatty()
+    )
+
+
 def _say(message: str) -> str:
     """A FoldError's message as the CLI prints it, one line: located lines keep their
     place, others get the tool's name."""
@@ -330,14 +403,16 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
         raise _Failure(_say(str(error))) from None
     outputs: list[Loaded | str | bytes] = []
     report = _lazy.report.FoldReport()
-    failed = unverified = False
+    verifications: list[Verification] = []
+    failed = False
+    written_as = None  # the format the output is written in, for the terminal check
     errors: list[str] = []  # under --verify-diagnostics, checked instead of printed
     for chunk in chunks:
         try:
             loaded, chunk_report = _process(chunk, source, pipeline, args)
             output = whole = loaded
             if args.verify or args.split_input_file:  # needed whole, or the context can go
-                whole = _lazy.io.dump(loaded, _output_format(loaded, args), consume=True, **_printing(args))
+                whole = _lazy.io.dump(loaded, _output_format(loaded.format, args), consume=True, **_printing(args))
                 if args.elide is not None:  # what is written; `whole` is what is verified
                     output = _lazy.io.dump(loaded, large_elements_limit=args.elide, **_printing(args))
                 else:
@@ -352,26 +427,55 @@ def _run(args: argparse.Namespace, pipeline: str) -> int:
             failed = True
             continue
         outputs.append(output)
+        written_as = written_as or loaded.format
         report = report.merged(chunk_report)
         if args.verify:
             sandbox.doing("verifying", source)
             original = _lazy.io.read_file(args.input) if chunk is None else chunk
-            verification = _lazy.verification.verify(original, whole)
-            for line in verification.lines():
-                print(one_line(f"{source}: {line}"), file=sys.stderr)
-            unverified |= not verification.ok
-    if args.report:
-        print(report.to_json() if args.report == "json" else report.to_text(), file=sys.stderr)
+            verifications.append(_lazy.verification.verify(original, whole))
+            if args.report != "json":  # else in the JSON, so that stderr is one document
+                for line in verifications[-1].lines():
+                    print(one_line(f"{source}: {line}"), file=sys.stderr)
+    _report(args, source, report, verifications)
     if args.verify_diagnostics:
         problems = _check_diagnostics(args, source, chunks, report, errors)
         for problem in problems:
             print(problem, file=sys.stderr)
         failed = bool(problems)
-    if unverified:
+    if not all(v.ok for v in verifications):
         return EXIT_VERIFY_FAILED
+    if outputs and _binary_to_a_terminal(args, written_as):  # stdin: known only now
+        print(f"{PROG}: error: {_BINARY_TO_A_TERMINAL.format(what=written_as.value)}", file=sys.stderr)
+        return EXIT_USAGE
     if outputs:
         _write(args.output, _emitter(outputs, args))
     return EXIT_INPUT_ERROR if failed else EXIT_OK
+
+
+def _report(
+    args: argparse.Namespace, source: str, report: FoldReport, verifications: list[Verification]
+) -> None:
+    """The report, to stderr with --report and to a file of its own with --report-file:
+    text (then --verify's lines) or JSON (then its result under `verification`, one object
+    per module verified)."""
+    if args.report:  # --verify's lines went to stderr already, unless the report is JSON
+        shown = verifications if args.report == "json" else []
+        print(_report_as(args.report, source, report, shown), file=sys.stderr)
+    if args.report_file is not None:
+        kind = "json" if args.report_file.lower().endswith(".json") else "text"
+        data = (_report_as(kind, source, report, verifications) + "\n").encode()
+        _write(args.report_file, lambda file: file.write(data))
+
+
+def _report_as(kind: str, source: str, report: FoldReport, verifications: list[Verification]) -> str:
+    if kind == "json":
+        as_dict = report.to_dict()
+        if verifications:
+            as_dict["verification"] = [v.to_dict() for v in verifications]
+        return json.dumps(as_dict, indent=2)
+    lines = [report.to_text()]
+    lines += [one_line(f"{source}: {line}") for v in verifications for line in v.lines()]
+    return "\n".join(lines)
 
 
 def _printing(args: argparse.Namespace) -> dict:
@@ -466,12 +570,17 @@ def _instrument(args: argparse.Namespace, pm: PassManager) -> None:
         )
 
 
-def _output_format(loaded: Loaded, args: argparse.Namespace) -> Format:
-    if not args.emit_bytecode:
+def _output_format(fmt: Format, args: argparse.Namespace) -> Format:
+    """What a module read in `fmt` is written as: a portable artifact or a jax.export
+    serialization as the same kind (what reads the input reads the output; their readers
+    take no text) unless --emit-text or --mlir-elide-elementsattrs-if-larger (text for
+    a person) asks for text; MLIR text and bytecode as text, or bytecode with
+    --emit-bytecode, as mlir-opt does."""
+    if args.emit_text or args.elide is not None:
         return _lazy.io.Format.TEXT
-    if loaded.format in (_lazy.io.Format.PORTABLE, _lazy.io.Format.EXPORTED):  # the same kind back
-        return loaded.format
-    return _lazy.io.Format.BYTECODE
+    if fmt in (_lazy.io.Format.PORTABLE, _lazy.io.Format.EXPORTED):
+        return fmt
+    return _lazy.io.Format.BYTECODE if args.emit_bytecode else _lazy.io.Format.TEXT
 
 
 def _emitter(
@@ -484,7 +593,7 @@ def _emitter(
         return lambda file: _lazy.io.write(
             loaded,
             file,
-            _output_format(loaded, args),
+            _output_format(loaded.format, args),
             consume=True,
             large_elements_limit=args.elide,
             **_printing(args),

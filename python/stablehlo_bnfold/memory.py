@@ -6,7 +6,7 @@ MLIR keeps every constant it parses or builds until its context dies, so a fold 
 input's constants and the folded ones at once, plus what each format's reader and writer
 add. `PEAK_PER_INPUT_BYTE` is the resident memory a fold adds, per byte of input, for a
 module whose constants are all folded kernels (the worst case), as `benchmarks/limits.py`
-measures it through the CLI (docs/reliability.md, "Limits"). A module with less to fold
+measures it through the CLI (docs/dev/reliability.md, "Limits"). A module with less to fold
 needs less, so the estimate errs on the side of refusing.
 """
 
@@ -45,7 +45,7 @@ printer formats a whole attribute's hex before writing it. Measured through the 
 302 MB), 3.06x (portable artifact, 302 MB), 3.21x (bytecode, 75 MB, where the fixed part
 weighs more), 3.03x (text, 604 MB) and 3.11x (text, 151 MB); the issue measured 2.9x for
 a 2 GiB constant in bytecode. Many smaller kernels need less (2.06x, 2.07x and 1.53x for
-1 GB of 36 MiB kernels, docs/reliability.md). The factor keeps a margin over the worst.
+1 GB of 36 MiB kernels, docs/dev/reliability.md). The factor keeps a margin over the worst.
 A `jax.export` serialization is a portable artifact plus, not measured but counted, three
 copies held in memory: the file read whole, the artifact written, and the flatbuffer jax
 builds from it."""

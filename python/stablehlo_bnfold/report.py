@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
@@ -37,6 +37,12 @@ class Fold:
     linear: str
     through: str = ""
     """The ops the fold passed the affine map across (`stablehlo.maximum`), if any."""
+    rounded_again: str = ""
+    """The narrow type (`bf16`, `f16`) of weights the fold scaled though they had no wider
+    master copy: W * s computed in float64 from them and rounded to that type again (the
+    pass option `fold-narrow-weights`); empty when every weight was rounded once."""
+    position: str = ""
+    """`@main op 12` (`position_of`) where the location does not say which op it is."""
 
     @property
     def producer(self) -> str:
@@ -53,6 +59,8 @@ class Skip:
     pattern: str
     op: str
     reason: str
+    position: str = ""
+    """`@main op 12` (`position_of`) where the location does not say which op it is."""
 
 
 @dataclass(frozen=True)
@@ -90,29 +98,78 @@ class FoldReport:
         """(location, what) of every fold, then every skip: what the text report says
         after the location, and the remark `--verify-diagnostics` checks."""
         return [
-            (f.location, f"folded {f.op} into {f.linear}{_through(f)} [{f.pattern}]")
+            (_where(f), f"folded {f.op} into {f.linear}{_through(f)}{_rounded(f)} [{f.pattern}]")
             for f in self.folds
-        ] + [(s.location, f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
+        ] + [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
+
+    def to_dict(self) -> dict:
+        """The report as `to_json` writes it: `folds` (each with `location`, `pattern`,
+        `op`, `producer`, and `through` and `rounded_again` when not empty), `skips` (`location`, `pattern`,
+        `op`, `reason`), `folded` and `skipped` (the counts). A fold or skip whose location
+        does not say which op it is has `position` (`@main op 12`), and `layer` where its
+        location is a name with one (`Conv_0` in `jit(model)/Conv_0/mul`)."""
+        return {
+            "folds": [
+                {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
+                | ({"through": f.through} if f.through else {})
+                | ({"rounded_again": f.rounded_again} if f.rounded_again else {})
+                | _placed(f)
+                for f in self.folds
+            ],
+            "skips": [
+                {"location": s.location, "pattern": s.pattern, "op": s.op, "reason": s.reason} | _placed(s)
+                for s in self.skips
+            ],
+            "folded": self.folded,
+            "skipped": len(self.skips),
+        }
 
     def to_json(self) -> str:
-        """The report as a JSON object with `folds`, `skips` and `folded`."""
-        return json.dumps(
-            {
-                "folds": [
-                    {"location": f.location, "pattern": f.pattern, "op": f.op, "producer": f.linear}
-                    | ({"through": f.through} if f.through else {})
-                    for f in self.folds
-                ],
-                "skips": [asdict(s) for s in self.skips],
-                "folded": self.folded,
-                "skipped": len(self.skips),
-            },
-            indent=2,
-        )
+        """The report as a JSON object (`to_dict`)."""
+        return json.dumps(self.to_dict(), indent=2)
 
 
 def _through(fold: Fold) -> str:
     return f" through {fold.through}" if fold.through else ""
+
+
+def _where(entry: Fold | Skip) -> str:
+    """The location, then the position where there is one: `jit(f)/mul, @main op 12`."""
+    return f"{entry.location}, {entry.position}" if entry.position else entry.location
+
+
+def _placed(entry: Fold | Skip) -> dict:
+    """`position` and `layer` for the JSON report, where there are."""
+    if not entry.position:
+        return {}
+    layer = layer_of(entry.location)
+    return {"position": entry.position} | ({"layer": layer} if layer else {})
+
+
+_TRANSFORM = re.compile(r"^\w+\(.*\)$")
+
+
+def layer_of(name: str) -> str:
+    """The layer in a jax name location: the name scopes between the transformations
+    (`jit(model)`, `vmap(f)`) and the primitive; "" when there are none.
+
+    >>> layer_of("jit(model)/ResNet/BatchNorm_0/mul")
+    'ResNet/BatchNorm_0'
+    """
+    parts = name.split("/")
+    while parts and _TRANSFORM.match(parts[0]):
+        parts.pop(0)
+    return "/".join(parts[:-1])
+
+
+def position_of(function: str, index: int) -> str:
+    """How the report names an op by its place: the `index`-th op (from 1, in the order
+    the function prints them, nested ops included) of `@function`."""
+    return f"@{function} op {index}"
+
+
+def _rounded(fold: Fold) -> str:
+    return f" (rounded again in {fold.rounded_again})" if fold.rounded_again else ""
 
 
 _FILE_LINE_COL = re.compile(r'^loc\("((?:[^"\\]|\\.)*)":(\d+):(\d+)')
@@ -170,18 +227,31 @@ def op_key(op: ir.Operation) -> int:
     return _capsule_pointer(op._CAPIPtr, b"jaxlib.mlir.ir.Operation._CAPIPtr")
 
 
+def _functions(root: ir.Operation) -> list[ir.Operation]:
+    """The `func.func`s directly in `root`'s body (a module's functions)."""
+    return [
+        op.operation
+        for region in root.regions
+        for block in region.blocks
+        for op in block.operations
+        if op.operation.name == "func.func"
+    ]
+
+
 @dataclass
 class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[tuple[ir.Location, str, str, str, str]] = field(default_factory=list)
-    """(location, pattern, op, linear, through) of each fold; made into `Fold`s by
-    `finish`."""
+    folds: list[tuple[ir.Location, str, str, str, str, str, int]] = field(default_factory=list)
+    """(location, pattern, op, linear, through, rounded_again, op address) of each fold;
+    made into `Fold`s by `finish`."""
     skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
     """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
     more than the rest of a skip."""
+    positions: dict[int, str] = field(default_factory=dict)
+    """Each op's `position_of` by address, as the pass found them (`number`)."""
     errors: list[str] = field(default_factory=list)
     built: set[int] = field(default_factory=set)
     """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
@@ -220,10 +290,31 @@ class Recorder:
         self.skips[key] = (op.location, pattern, op.operation.name, reason)
         self._skipped.add(key[0])
 
-    def fold(self, op: ir.OpView, pattern: str, linear: str, through: str = "") -> None:
+    def fold(
+        self, op: ir.OpView, pattern: str, linear: str, through: str = "", rounded_again: str = ""
+    ) -> None:
         self.skips.pop((op_key(op.operation), pattern), None)
-        if op_key(op.operation) not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, linear, through))
+        key = op_key(op.operation)
+        if key not in self.built:
+            self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, key))
+
+    def number(self, root: ir.Operation) -> None:
+        """Note the place of every op under `root` in its function (`position_of`), for
+        report lines whose location does not say which op they mean. Before the pass
+        rewrites anything: only ops it did not build are reported, and those keep their
+        addresses."""
+        self.positions.clear()
+        for function in _functions(root):
+            name = ir.StringAttr(function.attributes["sym_name"]).value
+            ops: list[ir.Operation] = []
+
+            def visit(op: ir.Operation) -> ir.WalkResult:
+                ops.append(op)
+                return ir.WalkResult.ADVANCE
+
+            function.walk(visit, ir.WalkOrder.PRE_ORDER)
+            for index, op in enumerate(ops[1:], start=1):  # ops[0] is the function
+                self.positions[op_key(op)] = position_of(name, index)
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):
@@ -248,11 +339,26 @@ class Recorder:
         if self.skips:
             module.operation.walk(visit)
 
-        def where(location: ir.Location) -> str:
-            return describe_location(location, self.source)
-
-        folds = tuple(Fold(where(loc), *rest) for loc, *rest in self.folds)
-        skips = tuple(
-            Skip(where(loc), *rest) for (key, _), (loc, *rest) in self.skips.items() if key in alive
+        folds = [(loc, key, rest) for loc, *rest, key in self.folds]
+        skips = [(loc, key, rest) for (key, _), (loc, *rest) in self.skips.items() if key in alive]
+        places = self._places([(loc, key) for loc, key, _ in folds + skips])
+        fold_places, skip_places = places[: len(folds)], places[len(folds) :]
+        return FoldReport(
+            tuple(Fold(w, *rest, position=p) for (w, p), (_, _, rest) in zip(fold_places, folds)),
+            tuple(Skip(w, *rest, position=p) for (w, p), (_, _, rest) in zip(skip_places, skips)),
         )
-        return FoldReport(folds, skips)
+
+    def _places(self, entries: list[tuple[ir.Location, int]]) -> list[tuple[str, str]]:
+        """(location, position) of each entry's op: the position only where the location
+        does not say which op it is, being no file:line:col (a jax name, unknown) or that
+        of another op reported too."""
+        described = [(describe_location(loc, self.source), str(loc), key) for loc, key in entries]
+        ops_at: dict[str, set[int]] = {}
+        for where, _, key in described:
+            ops_at.setdefault(where, set()).add(key)
+        return [
+            (where, self.positions.get(key, ""))
+            if not _FILE_LINE_COL.match(text) or len(ops_at[where]) > 1
+            else (where, "")
+            for where, text, key in described
+        ]

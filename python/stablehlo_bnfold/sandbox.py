@@ -3,7 +3,7 @@ the caller: the one forked-child runner of the API (`run`) and of the command (`
 
 jaxlib's C++ bytecode readers (MLIR's and VHLO's) crash on some corrupted inputs, with a
 SIGSEGV or an abort, before any Python code sees the module, and loop without end on a
-corrupted count (docs/reliability.md); MLIR's text parser recurses once per nested region
+corrupted count (docs/dev/reliability.md); MLIR's text parser recurses once per nested region
 and overflows the stack on deep nesting; the kernel kills a process that runs out of
 memory. Refusing such input beforehand would mean re-implementing those readers, so:
 
@@ -65,7 +65,7 @@ READ_SECONDS = 30.0
 child, making a context and reading a small model take on a busy machine, many times over."""
 
 READ_SECONDS_PER_GB = 60.0
-"""Time allowed per GB of input: on the machine of docs/reliability.md, reading ResNet-50's
+"""Time allowed per GB of input: on the machine of docs/dev/reliability.md, reading ResNet-50's
 102 MB portable artifact takes 0.3 s (3 s per GB), and the whole fold of 1 GB of weights,
 reading and writing, 14 s (bytecode) to 29 s (text)."""
 

@@ -143,6 +143,18 @@ class Verification:
         """One line per output, then the verdict."""
         return [str(o) for o in self.outputs] + [str(self)]
 
+    def to_dict(self) -> dict:
+        """For a JSON report: `ok`, `verdict` (the line `str` gives), `reason` (why it
+        could not be verified here, else null), `trials`, and `outputs`, each with `index`,
+        `dtype`, `max_relative_error`, `tolerance`, `noise` and `ok`."""
+        return {
+            "ok": self.ok,
+            "verdict": str(self),
+            "reason": self.reason,
+            "trials": self.trials,
+            "outputs": [asdict(o) | {"ok": o.ok} for o in self.outputs],
+        }
+
     def message(self) -> str:
         """One line for a failed or impossible verification: the verdict and the first
         output that failed."""

@@ -12,7 +12,7 @@ MLIR's C++ code ("deadly signal"). Either way libFuzzer writes the input to
 are skipped, and the seed is examples/conv_bn.mlir. `--formats=all` also feeds bytecode
 and portable artifacts (seeds: the example as MLIR bytecode and as portable artifacts of
 the oldest and the current StableHLO version). MLIR's bytecode readers are not hardened
-against corrupted input and crash on it within seconds; docs/reliability.md lists what
+against corrupted input and crash on it within seconds; docs/dev/reliability.md lists what
 was found, and test/python/test_fuzz.py keeps each finding as a regression test.
 
 Only the package's Python code is instrumented (`atheris.instrument_imports`); jaxlib's

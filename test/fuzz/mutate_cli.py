@@ -7,7 +7,7 @@ The command's contract on any input: exit 0, or exit 1 with exactly one line on 
 and no traceback, within the time limit. A crash of jaxlib's C++ reader counts as one
 line (`... the MLIR reader crashed on it (SIGSEGV)`), since the command reads in a child
 process. Inputs that break the contract are kept in --keep. Slow (a process per input):
-run by hand, results in docs/reliability.md.
+run by hand, results in docs/dev/reliability.md.
 
 With --via api, each input goes to `stablehlo_bnfold.fold_batch_norm(bytes)` in this one
 process instead (which reads it in a forked child): the contract is a result or a

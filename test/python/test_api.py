@@ -348,6 +348,30 @@ def test_options_are_the_pass_options_for_every_input_kind(kind):
     assert fold("fold-weight-arguments=false").skips[0].reason == "weights are not a constant"
 
 
+NARROW_ISLAND = """
+func.func @main(%arg0: tensor<2x4xbf16>) -> tensor<2x3xbf16> {
+  %k = stablehlo.constant dense<0.75> : tensor<4x3xbf16>
+  %s = stablehlo.constant dense<[1.3, 0.7, 3.1]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
+  %df = stablehlo.convert %d : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %n = stablehlo.multiply %df, %sb : tensor<2x3xf32>
+  %y = stablehlo.convert %n : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}
+"""
+
+
+@pytest.mark.parametrize("options, folded", [("", 1), ("fold-narrow-weights=true", 1), ("fold-narrow-weights=false", 0)])
+def test_fold_narrow_weights_is_a_pass_option_on_by_default(options, folded):
+    report = stablehlo_bnfold.fold_batch_norm(NARROW_ISLAND, with_report=True, options=options)[1]
+    assert report.folded == folded
+    if not folded:
+        assert [s.reason for s in report.skips] == [
+            "weights have no wider master copy: folding would round them again"
+        ]
+
+
 def test_an_unknown_option_is_a_fold_error_before_anything_is_read():
     with pytest.raises(FoldError, match="unknown option 'fold-larger=1'.*known: fold-larger-weight-arguments"):
         stablehlo_bnfold.fold_batch_norm("not mlir", options="fold-larger=1")
@@ -364,6 +388,52 @@ def _truncated_bytecode() -> bytes:
 def _truncated_artifact() -> bytes:
     data = _portable_artifact(read_testdata(CONV_BN), "1.0.0")
     return data[: len(data) // 2]
+
+
+def test_a_path_is_folded_as_the_bytes_of_its_file_and_gives_the_same_kind_back(tmp_path, exported_with_batch_norm):
+    (tmp_path / "model.jax").write_bytes(exported_with_batch_norm.serialize())
+    (tmp_path / "model.mlir").write_text(read_testdata(CONV_BN))
+    folded_jax, report = stablehlo_bnfold.fold_batch_norm(tmp_path / "model.jax", with_report=True)
+    assert report.folded == 1
+    folded = export.deserialize(bytearray(folded_jax))
+    assert "batch_norm_inference" not in str(folded.mlir_module())
+    assert folded.out_avals == exported_with_batch_norm.out_avals
+    text = read_testdata(CONV_BN).encode()
+    assert stablehlo_bnfold.fold_batch_norm(tmp_path / "model.mlir") == stablehlo_bnfold.fold_batch_norm(text)
+    with pytest.raises(FoldError, match=r"^\S*missing.mlir: no such file$"):
+        stablehlo_bnfold.fold_batch_norm(tmp_path / "missing.mlir")
+
+
+def test_report_lines_name_each_op_of_a_jax_export_by_its_place_in_its_function_and_its_layer():
+    rng = np.random.default_rng(3)
+    kernel = rng.standard_normal((3, 3, 4, 4)).astype(np.float32) / 6
+    scale, mean = rng.uniform(0.5, 1.5, 4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+
+    def model(x):  # two blocks of the same ops: every name but the scope repeats
+        for scope in ("block1", "block2"):
+            with jax.named_scope(scope):
+                y = jax.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+                x = (y - mean) * scale + 0.25
+        return x
+
+    exported = export.export(jax.jit(model))(jax.ShapeDtypeStruct((1, 8, 8, 4), jnp.float32))
+    _, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert report.folded == 6
+    lines = report.to_text().splitlines()[:-1]
+    assert len(set(line.split(": ")[0] for line in lines)) == 6
+    body = str(exported.mlir_module()).split("func.func public @main", 1)[1].splitlines()
+    for fold, (where, _) in zip(report.folds, report.entries()):
+        number = int(re.fullmatch(r"@main op (\d+)", fold.position).group(1))
+        assert where == f"{fold.location}, {fold.position}"
+        assert f"= {fold.op} " in body[number], (fold, body[number])  # op N is line N of @main
+    layers = [f["layer"] for f in json.loads(report.to_json())["folds"]]
+    assert layers == ["block1"] * 3 + ["block2"] * 3
+
+
+def test_report_lines_of_text_with_file_locations_name_no_position():
+    _, report = stablehlo_bnfold.fold_batch_norm(read_testdata(CONV_BN), with_report=True)
+    assert [f.position for f in report.folds] == [""]
+    assert "position" not in json.loads(report.to_json())["folds"][0]
 
 
 BAD_INPUTS = {

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 
@@ -444,6 +445,36 @@ def test_cli_passes_an_interrupt_sent_to_it_alone_on_to_its_child(work):
     assert (process.returncode, stdout, stderr) == (128 + signal.SIGINT, b"", b"")
 
 
+def test_the_command_exits_130_without_a_word_when_interrupted_while_it_imports(work):
+    # The console script pip writes: `from MODULE import FUNCTION; sys.exit(FUNCTION())`,
+    # here interrupted (as by Ctrl-C) the moment it starts importing the command's module.
+    import tomllib
+
+    with open(EXAMPLE.parents[1] / "pyproject.toml", "rb") as handle:
+        entry = tomllib.load(handle)["project"]["scripts"][PROG]
+    module, function = entry.split(":")
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        if sys.argv[1] == "ignored":
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `sh` starts a background job
+        class Interrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == "stablehlo_bnfold.cli":
+                    os.kill(os.getpid(), signal.SIGINT)
+        sys.meta_path.insert(0, Interrupt())
+        sys.argv[1:] = ["--version"]
+        from {module} import {function}
+        sys.exit({function}())
+        """
+    )
+    for started, expected in (("handled", (128 + signal.SIGINT, "", "")), ("ignored", (0, f"{PROG} ", ""))):
+        result = subprocess.run(
+            [sys.executable, "-c", script, started], cwd=work, capture_output=True, text=True, timeout=300
+        )
+        assert (result.returncode, result.stdout[: len(expected[1])], result.stderr) == expected, started
+
+
 def test_cli_child_dies_with_its_parent_and_writes_nothing(work):
     # subprocess.run(..., timeout=...) kills the command with SIGKILL, which cannot be
     # passed on: the child must not go on to write the output.
@@ -805,6 +836,60 @@ def test_cli_report_never_takes_the_file_after_it_for_its_format(work, folded_ex
     assert json.loads(as_json.stderr)["folded"] == 2
 
 
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_cli_report_with_a_space_before_its_format_is_a_usage_error_that_shows_the_equals(work, fmt):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report", fmt)
+    assert_one_error(run, 2, rf"{PROG}: error: --report {fmt}: .*--report={fmt}.*")
+
+
+def test_cli_report_before_a_file_named_like_a_format_takes_it_as_the_input(work):
+    shutil.copy(work / "model.mlir", work / "json")
+    run = bnfold(work, "--stablehlo-fold-batch-norm", "--report", "json")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr_lines[-1] == "folded 2, skipped 0"
+
+
+def _report_file_run(work: pathlib.Path, name: str, *more: str) -> tuple[Run, str]:
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--verify", "--report-file", name, *more)
+    assert run.returncode == 0, run.stderr
+    return run, (work / name).read_text()
+
+
+def test_cli_report_file_holds_the_report_and_the_verification_as_json_and_nothing_else(work, folded_example):
+    run, written = _report_file_run(work, "report.json", "-o", "out.mlir")
+    report = json.loads(written)
+    assert (report["folded"], report["skipped"]) == (2, 0)
+    assert sorted(f["location"] for f in report["folds"]) == [f"model.mlir:{at}" for at in EXAMPLE_BATCH_NORMS]
+    (verification,) = report["verification"]
+    assert verification["ok"] and verification["reason"] is None
+    assert verification["verdict"].startswith("verification passed")
+    assert [o["ok"] for o in verification["outputs"]] == [True]
+    assert (work / "out.mlir").read_text() == folded_example
+    assert all("folded" not in line for line in run.stderr_lines)  # only --verify's lines
+
+
+def test_cli_report_file_not_ending_in_json_holds_the_text_report_and_verify_lines(work):
+    _, written = _report_file_run(work, "report.txt")
+    lines = written.splitlines()
+    assert lines[2] == "folded 2, skipped 0"
+    assert lines[-1].startswith("model.mlir: verification passed")
+
+
+def test_cli_exits_2_when_the_report_file_and_the_output_are_both_stdout(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report-file", "-")
+    assert_one_error(run, 2, rf"{PROG}: error: --report-file and the output cannot both be stdout.*")
+    apart = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report-file=-", "-o", "out.mlir")
+    assert apart.returncode == 0, apart.stderr
+    assert apart.text.splitlines()[-1] == "folded 2, skipped 0"
+
+
+def test_cli_report_json_with_verify_is_one_json_document_holding_the_verification(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--verify", "--report=json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stderr)
+    assert report["folded"] == 2 and report["verification"][0]["ok"]
+
+
 def test_cli_report_with_an_unknown_format_is_a_usage_error(work):
     run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report=xml")
     assert_one_error(run, 2, rf"{PROG}: error: .*--report.*xml.*")
@@ -840,9 +925,90 @@ def test_cli_folds_an_exported_serialize_file_into_one_that_deserializes_and_cal
     assert "stablehlo.subtract" not in str(folded.mlir_module())
     expected, actual = np.asarray(exported.call(x)), np.asarray(folded.call(x))
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
-    as_text = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm")  # text, as for any input
+    as_text = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "--emit-text")
     assert as_text.returncode == 0, as_text.stderr
     assert printed(as_text.text) == as_text.text and "stablehlo.convolution" in as_text.text
+
+
+def test_cli_writes_an_exported_serialize_file_back_as_one_unless_asked_for_text(work):
+    import jax
+
+    exported, x = _exported_conv_batch_norm()
+    (work / "model.jax").write_bytes(exported.serialize())
+    run = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "-o", "folded.jax")
+    assert (run.returncode, run.stderr) == (0, "")
+    folded = jax.export.deserialize(bytearray((work / "folded.jax").read_bytes()))
+    assert "stablehlo.subtract" not in str(folded.mlir_module())
+    expected, actual = np.asarray(exported.call(x)), np.asarray(folded.call(x))
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+    piped = bnfold(work, "--stablehlo-fold-batch-norm", stdin=exported.serialize())
+    assert piped.returncode == 0, piped.stderr
+    assert jax.export.deserialize(bytearray(piped.stdout)).out_avals == exported.out_avals
+    elided = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "--mlir-elide-elementsattrs-if-larger=4")
+    assert elided.returncode == 0, elided.stderr
+    assert "dense_resource<__elided__>" in elided.text
+
+
+def test_cli_writes_a_portable_artifact_back_as_one_by_default_and_bytecode_as_text(work, folded_example):
+    version = oldest_version()
+    (work / "model.stablehlo").write_bytes(portable_artifact_of(EXAMPLE.read_text(), version))
+    run = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm", "-o", "out.stablehlo")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert artifact_version((work / "out.stablehlo").read_bytes()) == version
+    as_text = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm", "--emit-text")
+    assert as_text.returncode == 0, as_text.stderr
+    assert printed(as_text.text) == as_text.text  # text (the artifact drops default strides)
+    assert "batch_norm_inference" not in as_text.text and as_text.text.count("stablehlo.convolution") == 2
+    (work / "model.mlirbc").write_bytes(bytecode_of(EXAMPLE.read_text()))
+    assert bnfold(work, "model.mlirbc", "--stablehlo-fold-batch-norm").text == folded_example
+
+
+def _on_a_terminal(work: pathlib.Path, *args: str) -> tuple[int, str, bytes]:
+    """Run the command with its stdout on a pseudo-terminal: (exit code, stderr, what the
+    terminal received)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "stablehlo_bnfold.cli", *args],
+            cwd=work, stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE, timeout=300,
+        )
+        os.close(follower)
+        received = b""
+        with contextlib.suppress(OSError):  # EIO once the terminal is drained and closed
+            while chunk := os.read(leader, 1 << 16):
+                received += chunk
+    finally:
+        os.close(leader)
+    return result.returncode, result.stderr.decode(), received
+
+
+def test_cli_writes_no_exported_serialization_to_a_terminal_and_says_how_to_get_text(work):
+    exported, _ = _exported_conv_batch_norm()
+    (work / "model.jax").write_bytes(exported.serialize())
+    code, stderr, received = _on_a_terminal(work, "model.jax", "--stablehlo-fold-batch-norm")
+    assert (code, received) == (2, b""), stderr
+    assert re.fullmatch(rf"{PROG}: error: the input is a jax.export serialization .*--emit-text.*\n", stderr)
+    code, stderr, received = _on_a_terminal(work, "model.jax", "--stablehlo-fold-batch-norm", "--emit-text")
+    assert (code, stderr) == (0, "")
+    assert b"stablehlo.convolution" in received
+
+
+def test_cli_exits_2_when_asked_for_text_and_bytecode_at_once(work):
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--emit-text", "--emit-bytecode")
+    assert_one_error(run, 2, rf"{PROG}: error: --emit-text cannot be combined with --emit-bytecode.*")
+
+
+def test_cli_warns_in_one_line_when_no_pass_is_given_and_writes_the_module_unchanged(work):
+    run = bnfold(work, "model.mlir", "-o", "out.mlir")
+    assert run.returncode == 0
+    assert run.stderr_lines == [
+        f"{PROG}: warning: no pass given: the module is written unchanged (add --stablehlo-fold-batch-norm)"
+    ]
+    assert printed((work / "out.mlir").read_text()) == printed(EXAMPLE.read_text())
+    explicit = bnfold(work, "model.mlir", "--pass-pipeline=builtin.module(canonicalize)")
+    assert (explicit.returncode, explicit.stderr) == (0, "")
 
 # --- pipelines -----------------------------------------------------------------------------
 
@@ -955,8 +1121,8 @@ def test_cli_help_mentions_every_flag_and_the_exit_codes(work):
     assert run.returncode == 0, run.stderr
     flags = [
         "-o", "--stablehlo-fold-batch-norm", "--canonicalize", "--cse", "--pass-pipeline",
-        "--split-input-file", "--emit-bytecode", "--mlir-elide-elementsattrs-if-larger",
-        "--report", "--verify", "--no-memory-check", "--allow-unregistered-dialect", "--debug",
+        "--split-input-file", "--emit-bytecode", "--emit-text", "--mlir-elide-elementsattrs-if-larger",
+        "--report", "--report-file", "--verify", "--no-memory-check", "--allow-unregistered-dialect", "--debug",
         "--version", "--help", "--mlir-print-debuginfo", "--mlir-print-op-generic",
         "--mlir-print-ir-after-all", "--mlir-timing", "--mlir-disable-threading",
         "--verify-diagnostics",
@@ -975,7 +1141,7 @@ def test_cli_console_script_is_installed_and_runs(work):
     (entry_point,) = [
         e for e in importlib.metadata.entry_points(group="console_scripts") if e.name == PROG
     ]
-    assert entry_point.value == "stablehlo_bnfold.cli:console_main"
+    assert entry_point.value == "stablehlo_bnfold.entry:console_main"
     run = subprocess.run([script, "--version"], cwd=work, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout == f"{PROG} {stablehlo_bnfold.__version__}\n"
@@ -1044,3 +1210,11 @@ def test_the_command_works_when_it_starts_with_sigchld_ignored(tmp_path):
         assert result.returncode == 0, result.stderr
         assert "Traceback" not in result.stderr, result.stderr
     assert "stablehlo.convolution" in (tmp_path / "out.mlir").read_text()
+
+
+def test_the_quick_starts_output_file_is_ignored_by_git():
+    root = EXAMPLE.parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    result = subprocess.run(["git", "check-ignore", "-q", "folded.mlir"], cwd=root, timeout=60)
+    assert result.returncode == 0

@@ -2,8 +2,11 @@
 cannot drift apart.
 
 A fenced `sh` block is commands, one per line (a trailing backslash continues it); each
-must exit 0. A `console` block is `$ command` lines, each followed by what it prints
-(stdout and stderr together), which must be printed. Numbers in exponent form (measured
+must exit 0. A `python` block of the user docs (README.md and docs/*.md, not the team's
+notes in docs/dev/) is a whole script, run as it is; it must exit 0 (code that needs what
+the suite does not install, torch, is shown in `py` blocks, which are not run). A `console` block is
+`$ command` lines, each followed by what it prints (stdout and stderr together), which
+must be printed. Numbers in exponent form (measured
 errors) may differ by a factor of up to NUMBER_FACTOR (1.5): XLA's CPU code rounds differently
 on different processors (the issue that asked for this test saw 2.32e-07 where this
 machine prints 1.97e-07); every other character is compared as it is. Two numbers that are
@@ -14,7 +17,7 @@ another.
 
 Commands run in a fresh folder that links the checkout's examples, benchmarks, test and
 python folders, so that what they write stays there; `model.jax` is made there first, as
-the README's Python line makes it. A command that cannot run here is listed in EXEMPT
+docs/guide.md's Python makes it. A command that cannot run here is listed in EXEMPT
 with the reason, and one that runs too long as written in SHORTENED with the shorter
 version that runs instead; both must name commands still in the docs.
 """
@@ -31,14 +34,17 @@ from dataclasses import dataclass
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINKED = ("examples", "benchmarks", "test", "python", "pyproject.toml")
 NUMBER_FACTOR = 1.5
 ULP_NOISE = 2.5e-07
 
 EXEMPT = {
+    "pip install .": "installs the package, which this suite already runs on",
     "pip install -e '.[test]'": "installs the package, which this suite already runs on",
     "python3 -m pytest -q": "the whole suite, this test included",
+    **{f"python3 examples/{name}": "test_examples.py runs it and checks what it prints"
+       for name in ("flax_resnet.py", "keras_jax.py", "exported_file.py")},
     "HYPOTHESIS_PROFILE=long python3 -m pytest -q test/python/test_properties.py --hypothesis-show-statistics":
         "about 16 minutes (the CI profile of the same tests runs in the suite)",
     "mkdir -p corpus2 && python3 test/fuzz/fuzz_load.py --formats=all corpus2 -seed=101 "
@@ -49,6 +55,10 @@ EXEMPT = {
     "--out test/mutation/runs/2026-11-24-sample-seed15.jsonl": "hours",
     "python -m pip install -r benchmarks/requirements.txt   # the peers; optional":
         "downloads the peers (torch, onnx) from the network",
+    "python benchmarks/forms.py --models resnet50,mobilenet_v2 --forms bn,jax,keras,torch_mlir --repeats 7 --memory":
+        "tens of minutes, and needs the peers",
+    "python benchmarks/gpu_latency.py --models resnet50,mobilenet_v2 --forms jax,bn,keras --variants constants "
+    "--batches 1,32 --rounds 11": "needs a GPU",
     "python benchmarks/run.py --quick                      # ResNet-18 only, about 2 minutes": "minutes",
     "python benchmarks/run.py                              # ResNet-18, ResNet-50, MobileNetV2": "tens of minutes",
     "python benchmarks/run.py --all --peer-repeats 3 --markdown out.md --json out.json": "an hour",
@@ -103,6 +113,7 @@ def commands(path: pathlib.Path) -> list[Command]:
     found: list[Command] = []
     lines = path.read_text().splitlines()
     doc = str(path.relative_to(ROOT))
+    user_doc = not doc.startswith("docs/dev/")
     position = 0
     while position < len(lines):
         fence = re.match(r"^```(\w*)\s*$", lines[position])
@@ -117,6 +128,9 @@ def commands(path: pathlib.Path) -> list[Command]:
             found += _sh_commands(doc, start, body)
         elif fence.group(1) == "console":
             found += _console_commands(doc, start, body)
+        elif fence.group(1) == "python" and user_doc:
+            script = "\n".join(body)
+            found.append(Command(doc, start, f"python3 - <<'PYTHON'\n{script}\nPYTHON", None))
     return found
 
 
@@ -226,11 +240,11 @@ def test_measured_numbers_match_within_a_factor_or_within_float32_noise():
         assert_prints("noise 1.17e-07: ok", "noise 1.17e-07: FAILED", "here")
 
 
-def test_the_exported_serialize_example_of_the_readme_round_trips(folder):
-    # The README's three lines: the Python that writes model.jax (the fixture), the
+def test_the_exported_serialize_example_of_the_guide_round_trips(folder):
+    # The guide's three blocks: the Python that writes model.jax (the fixture), the
     # command, then deserialize and call.
     run = subprocess.run(
-        ["bash", "-c", "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --emit-bytecode -o folded.jax"],
+        ["bash", "-c", "stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm -o folded.jax"],
         cwd=folder, env=_environment(), capture_output=True, text=True, timeout=300,
     )
     assert run.returncode == 0, run.stderr

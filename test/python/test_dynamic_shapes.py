@@ -1,7 +1,7 @@
 """Dynamic dimensions: a fold whose bias needs the runtime shape, and a feature dimension that
 is dynamic, which no per-feature fold can handle.
 
-Both came from surviving mutants (docs/reliability.md, "Mutation testing"): no test built a
+Both came from surviving mutants (docs/dev/reliability.md, "Mutation testing"): no test built a
 bias broadcast whose shape had to be read with `get_dimension_size` (the last resort in
 `FoldRewriter.broadcast`), and no test had an input-side chain along a dynamic dimension.
 Dynamic modules do not run through XLA here as they are; `static` pins `?` to a size, which

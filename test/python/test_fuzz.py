@@ -2,7 +2,7 @@
 found, kept as a regression test.
 
 CI runs a short, seeded campaign over MLIR text. Binary formats are fuzzed by hand
-(`--formats=all`, see docs/reliability.md): MLIR's bytecode readers crash on corrupted
+(`--formats=all`, see docs/dev/reliability.md): MLIR's bytecode readers crash on corrupted
 input within seconds, inside jaxlib's C++ code, before anything this package could check,
 and loop without end on some. The command, and the API for bytecode and portable
 artifacts, read in a child process and turn such a crash into one line, and end a read
@@ -148,7 +148,7 @@ def test_cli_exits_1_with_one_line_when_asked_to_write_a_portable_artifact_of_a_
         rf"{PROG}: error: model\.stablehlo: cannot write a portable artifact for StableHLO "
         rf"{re.escape(claimed)}: this jaxlib writes \S+ to {re.escape(stablehlo.get_current_version())}",
     )
-    as_text = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm")
+    as_text = bnfold(work, "model.stablehlo", "--stablehlo-fold-batch-norm", "--emit-text")
     assert as_text.returncode == 0, as_text.stderr
     assert "batch_norm_inference" not in as_text.text
 

@@ -1,5 +1,5 @@
 """benchmarks/gpu_latency.py's reading of XLA's optimized HLO: the kernel counts that
-docs/benchmarks.md reports beside the GPU latencies."""
+docs/dev/benchmarks.md reports beside the GPU latencies."""
 
 from __future__ import annotations
 

@@ -98,3 +98,20 @@ def test_a_fold_through_a_relu_names_the_op_it_passed_and_other_lines_stay_as_th
     folds = json.loads(report.to_json())["folds"]
     assert "through" not in folds[0]
     assert folds[1]["through"] == "stablehlo.maximum"
+
+
+def test_a_fold_into_narrow_weights_is_marked_rounded_again_in_text_and_json():
+    plain = Fold("m.mlir:1:1", "fold_precision_island", "stablehlo.convert", "stablehlo.convolution")
+    narrow = Fold(
+        "m.mlir:2:1", "fold_precision_island", "stablehlo.convert", "stablehlo.dot_general",
+        "stablehlo.transpose", "bf16",
+    )
+    report = FoldReport((plain, narrow))
+    assert report.to_text().splitlines()[:2] == [
+        "m.mlir:1:1: folded stablehlo.convert into stablehlo.convolution [fold_precision_island]",
+        "m.mlir:2:1: folded stablehlo.convert into stablehlo.dot_general through"
+        " stablehlo.transpose (rounded again in bf16) [fold_precision_island]",
+    ]
+    folds = json.loads(report.to_json())["folds"]
+    assert "rounded_again" not in folds[0]
+    assert folds[1]["rounded_again"] == "bf16"

@@ -7,6 +7,8 @@
 // RUN:   2>&1 >/dev/null | FileCheck --check-prefix=CONST %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file --debug 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=DEBUG %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-narrow-weights=false --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=NARROW %s
 
 // Weights passed as arguments at these toy sizes have more elements than the activations;
 // fold-larger-weight-arguments=true keeps such folds here to test their mechanics. The
@@ -902,24 +904,54 @@ func.func @no_fold_input_side_narrow_weights(%arg0: tensor<2x2xf32>) -> tensor<2
 // -----
 
 // Pure bf16: the same LayerNorm in f32 before a Dense whose weights are stored only in
-// bf16. round_bf16(W * s) would round the weights a second time.
-// CHECK-LABEL: func.func @no_fold_mixed_bf16_weights_stored_in_bf16(
-// CHECK:         stablehlo.multiply
-// CHECK:         stablehlo.add
-// CHECK:         stablehlo.convert
-// CHECK:         stablehlo.dot_general
-func.func @no_fold_mixed_bf16_weights_stored_in_bf16(%arg0: tensor<2x4xf32>) -> tensor<2x3xbf16> {
+// bf16 (Flax's dtype=param_dtype=bfloat16). The scale folds into the bf16 weights, W * s
+// computed in float64 from them and rounded to bf16 again (the report marks it); the
+// shift stays in f32 before the convert as x + t / s, as with f32 master weights. With
+// fold-narrow-weights=false: weights have no wider master copy.
+// CHECK-LABEL: func.func @fold_bf16_weights_stored_in_bf16(
+// CHECK:         %[[T:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4xf32>
+// CHECK:         %[[TB:.+]] = stablehlo.broadcast_in_dim %[[T]], dims = [1]
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %[[TB]] : tensor<2x4xf32>
+// CHECK:         %[[XB:.+]] = stablehlo.convert %[[X]] : (tensor<2x4xf32>) -> tensor<2x4xbf16>
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[XB]], %[[W]], contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[D]]
+func.func @fold_bf16_weights_stored_in_bf16(%arg0: tensor<2x4xf32>) -> tensor<2x3xbf16> {
   %gamma = stablehlo.constant dense<[1.5, 0.3, -2.0, 0.7]> : tensor<4xf32>
   %beta = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
   %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
   %beta_b = stablehlo.broadcast_in_dim %beta, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
   %scaled = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
-  // REPORT-DAG: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: weights have no wider master copy: folding would round them again [fold_input_affine_into_dot_general]
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 2]]:8: folded stablehlo.add into stablehlo.dot_general (rounded again in bf16) [fold_input_affine_into_dot_general]
+  // NARROW: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: weights have no wider master copy: folding would round them again [fold_input_affine_into_dot_general]
   %y = stablehlo.add %scaled, %beta_b : tensor<2x4xf32>
   %yb = stablehlo.convert %y : (tensor<2x4xf32>) -> tensor<2x4xbf16>
   %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xbf16>
   %d = stablehlo.dot_general %yb, %w, contracting_dims = [1] x [0] : (tensor<2x4xbf16>, tensor<4x3xbf16>) -> tensor<2x3xbf16>
   return %d : tensor<2x3xbf16>
+}
+
+// -----
+
+// Pure f16, an RMSNorm-style scale in f32 before a Dense whose weights are stored only in
+// f16: the scale folds into them, rounded to f16 again; nothing is left before the convert.
+// CHECK-LABEL: func.func @fold_f16_weights_stored_in_f16(
+// CHECK:         %[[XB:.+]] = stablehlo.convert %arg0 : (tensor<2x4xf32>) -> tensor<2x4xf16>
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4x3xf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[XB]], %[[W]], contracting_dims = [1] x [0]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[D]]
+func.func @fold_f16_weights_stored_in_f16(%arg0: tensor<2x4xf32>) -> tensor<2x3xf16> {
+  %gamma = stablehlo.constant dense<[1.3, 0.3, -2.7, 0.7]> : tensor<4xf32>
+  %gamma_b = stablehlo.broadcast_in_dim %gamma, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  // REPORT-DAG: input_side.mlir:[[# @LINE + 2]]:8: folded stablehlo.multiply into stablehlo.dot_general (rounded again in f16) [fold_input_affine_into_dot_general]
+  // NARROW: input_side.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights have no wider master copy: folding would round them again [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %arg0, %gamma_b : tensor<2x4xf32>
+  %yb = stablehlo.convert %y : (tensor<2x4xf32>) -> tensor<2x4xf16>
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf16>
+  %d = stablehlo.dot_general %yb, %w, contracting_dims = [1] x [0] : (tensor<2x4xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  return %d : tensor<2x3xf16>
 }
 
 // -----
@@ -1484,8 +1516,8 @@ func.func @no_fold_shift_that_overflows_argument_weights(%arg0: tensor<2x4xf16>,
 // bias add is part of its fold), and one skip by fold_bn_into_linear (operand is not a
 // convolution or dot_general) for each of the eight batch norms left alone, and the chain
 // left at no_fold_split_product_read_elsewhere's r * gamma.
-// LARGER: folded 29, skipped 49
-// DEFAULT: folded 26, skipped 52
+// LARGER: folded 31, skipped 49
+// DEFAULT: folded 28, skipped 52
 
 // -----
 

@@ -5,6 +5,8 @@
 // RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file --debug 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=DEBUG %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-narrow-weights=false --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=NARROW %s
 
 // Weights passed as arguments at these toy sizes have more elements than the activations;
 // fold-larger-weight-arguments=true keeps such folds here to test their mechanics. The
@@ -244,23 +246,52 @@ func.func @fold_island_through_reshape_argument_master(%arg0: tensor<1x8x4xbf16>
 
 // -----
 
-// weights have no wider master copy: the kernel is stored only in bf16, and scaling it
-// would add a rounding the original never made.
-// CHECK-LABEL: func.func @no_fold_island_without_master_weights
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
-// CHECK:         stablehlo.multiply
-// CHECK:         stablehlo.convert %{{.+}} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
-func.func @no_fold_island_without_master_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
-  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xbf16>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+// The kernel is stored only in bf16 (Flax's dtype=param_dtype=bfloat16): W * s is
+// computed in float64 from the bf16 kernel and rounded to bf16 again (scales that are not
+// powers of two: the rounding shows), and the report marks it. With
+// fold-narrow-weights=false: weights have no wider master copy.
+// CHECK-LABEL: func.func @fold_island_narrow_weights
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xbf16>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+// CHECK-NOT:     stablehlo.convert
+// CHECK:         return %[[C]]
+func.func @fold_island_narrow_weights(%arg0: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x3xbf16> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]]]> : tensor<1x1x2x3xbf16>
+  %inv = stablehlo.constant dense<[1.3, 0.7, 3.1]> : tensor<3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x3xbf16>) -> tensor<1x4x4x3xbf16>
   %cf = stablehlo.convert %c : (tensor<1x4x4x3xbf16>) -> tensor<1x4x4x3xf32>
   %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
   %n = stablehlo.multiply %cf, %i : tensor<1x4x4x3xf32>
-  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  // REPORT: precision.mlir:[[# @LINE + 2]]:8: folded stablehlo.convert into stablehlo.convolution (rounded again in bf16) [fold_precision_island]
+  // NARROW: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
   %y = stablehlo.convert %n : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xbf16>
   return %y : tensor<1x4x4x3xbf16>
 }
+// -----
+
+// Through a transpose as without one, a kernel stored only in bf16 is scaled and rounded
+// to bf16 again; with fold-narrow-weights=false it is refused.
+// CHECK-LABEL: func.func @fold_island_through_transpose_narrow_weights
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<4x3xbf16>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]]
+// CHECK:         %[[T:.+]] = stablehlo.transpose %[[D]]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[T]]
+func.func @fold_island_through_transpose_narrow_weights(%arg0: tensor<1x8x4xbf16>) -> tensor<1x3x8xbf16> {
+  %k = stablehlo.constant dense<0.5> : tensor<4x3xbf16>
+  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
+  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
+  %tf = stablehlo.convert %t : (tensor<1x3x8xbf16>) -> tensor<1x3x8xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
+  %n = stablehlo.multiply %tf, %i : tensor<1x3x8xf32>
+  // REPORT: precision.mlir:[[# @LINE + 2]]:8: folded stablehlo.convert into stablehlo.dot_general through stablehlo.transpose (rounded again in bf16) [fold_precision_island]
+  // NARROW: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
+  %y = stablehlo.convert %n : (tensor<1x3x8xf32>) -> tensor<1x3x8xbf16>
+  return %y : tensor<1x3x8xbf16>
+}
+
 // -----
 
 // weights have no wider master copy: the master weights are f16, narrower than the f32
@@ -478,26 +509,6 @@ func.func @fold_island_argument_chain_scales_constant_master(%arg0: tensor<4x8xb
   %n = stablehlo.multiply %d, %i : tensor<4x3xf32>
   %y = stablehlo.convert %n : (tensor<4x3xf32>) -> tensor<4x3xbf16>
   return %y : tensor<4x3xbf16>
-}
-
-// -----
-
-// weights have no wider master copy: through a transpose as without one, a kernel stored
-// only in bf16 is refused.
-// CHECK-LABEL: func.func @no_fold_island_through_transpose_without_master_weights
-// CHECK:         stablehlo.transpose
-// CHECK:         stablehlo.multiply {{.+}} : tensor<1x3x8xf32>
-func.func @no_fold_island_through_transpose_without_master_weights(%arg0: tensor<1x8x4xbf16>) -> tensor<1x3x8xbf16> {
-  %k = stablehlo.constant dense<0.5> : tensor<4x3xbf16>
-  %inv = stablehlo.constant dense<[2.0, 0.5, 4.0]> : tensor<3xf32>
-  %d = stablehlo.dot_general %arg0, %k, contracting_dims = [2] x [0] : (tensor<1x8x4xbf16>, tensor<4x3xbf16>) -> tensor<1x8x3xbf16>
-  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<1x8x3xbf16>) -> tensor<1x3x8xbf16>
-  %tf = stablehlo.convert %t : (tensor<1x3x8xbf16>) -> tensor<1x3x8xf32>
-  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<3xf32>) -> tensor<1x3x8xf32>
-  %n = stablehlo.multiply %tf, %i : tensor<1x3x8xf32>
-  // REPORT: precision.mlir:[[# @LINE + 1]]:8: not folded stablehlo.convert: weights have no wider master copy: folding would round them again [fold_precision_island]
-  %y = stablehlo.convert %n : (tensor<1x3x8xf32>) -> tensor<1x3x8xbf16>
-  return %y : tensor<1x3x8xbf16>
 }
 
 // -----

@@ -186,7 +186,7 @@ def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel
     move that op onto a larger tensor. Such ops run on every call when the weights or one
     of `parameters` (the scale or shift they meet) read a function argument; computed from
     constants alone (torch-mlir's `transpose(%W)`, `exp` of a constant), compilers compute
-    them once. Measured in docs/benchmarks.md ("GPU latency"): at batch 1 such folds made
+    them once. Measured in docs/dev/benchmarks.md ("GPU latency"): at batch 1 such folds made
     inference slower."""
     weights = tuple(weights)
     if not reads_an_argument((*weights, *parameters)):

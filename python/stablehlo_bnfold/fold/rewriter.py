@@ -53,6 +53,7 @@ class FoldRewriter:
         pattern: str,
         fold_weight_arguments: bool = True,
         fold_larger_weight_arguments: bool = False,
+        fold_narrow_weights: bool = True,
     ):
         self.fold_weight_arguments = fold_weight_arguments
         """The pass option `fold-weight-arguments`: whether per-channel values and weights
@@ -61,6 +62,13 @@ class FoldRewriter:
         """The pass option `fold-larger-weight-arguments`: whether weights the graph scales
         on every call may be larger than the activation the scale leaves
         (`fold.plan.per_call_larger`)."""
+        self.fold_narrow_weights = fold_narrow_weights
+        """The pass option `fold-narrow-weights`: whether weights stored only in a narrow
+        type, with no wider master copy, may be scaled and rounded to that type again."""
+        self.rounded_again: np.dtype | None = None
+        """The narrow type of weights this application scales with no wider master copy
+        (set by the pattern while it decides, `rounds_again`); the fold is recorded with
+        it, and the report marks it."""
         self._anchor = root
         self._at = root
         """The op whose location new ops take (the root, or the op `acting_for` names)."""
@@ -88,6 +96,11 @@ class FoldRewriter:
         self.discard_created()
         _log.debug("%s: not a candidate: %s [%s]", op.location, reason, self._pattern)
         return Outcome.SKIPPED
+
+    def rounds_again(self, dtype: np.dtype) -> None:
+        """Note that the fold scales weights stored only in `dtype` (no wider master
+        copy): W * s rounded to `dtype` again, which the report marks."""
+        self.rounded_again = dtype
 
     def constant(self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location) -> ir.Value:
         """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded)."""
@@ -304,6 +317,7 @@ class FoldRewriter:
             self._pattern,
             linear.operation.name,
             through,
+            self._rounded_again_name(),
         )
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
@@ -317,10 +331,14 @@ class FoldRewriter:
         application of each pattern in turn would have; the ops below the last are left
         without readers, for the driver to erase."""
         for op, pattern in steps:
-            self._recorder.fold(op, pattern, linear.operation.name)
+            self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name())
         self._rewriter.replace_op(steps[-1][0], [replacement])
         self._created.clear()
         return Outcome.FOLDED
+
+    def _rounded_again_name(self) -> str:
+        dtype = self.rounded_again
+        return "" if dtype is None else _SHORT_NAMES.get(dtype.name, dtype.name)
 
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
@@ -342,6 +360,9 @@ class FoldRewriter:
 
 
 _ORDER = operator.attrgetter("order")
+
+_SHORT_NAMES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
+"""How the report names a type weights are rounded to again (MLIR's names)."""
 
 _OP_OF_UFUNC = {
     ufunc: op for table in (BINARY_UFUNC, UNARY_UFUNC) for op, ufunc in table.items()

@@ -246,7 +246,7 @@ def _not_mlir(source: str) -> str:
 _FAILED_READS: list[ir.Context] = []
 """Contexts in which a bytecode read failed, kept for the life of the process: MLIR's
 context destructor crashed (a double free) in one run of three after some failed reads
-found by fuzzing (docs/reliability.md). What such a read left in them is small."""
+found by fuzzing (docs/dev/reliability.md). What such a read left in them is small."""
 
 
 def _load(

@@ -85,19 +85,21 @@ def build_pattern_set(
     *,
     fold_weight_arguments: bool = True,
     fold_larger_weight_arguments: bool = False,
+    fold_narrow_weights: bool = True,
 ) -> rewrite.FrozenRewritePatternSet:
     """Freeze `patterns` for MLIR's greedy driver, reporting to `recorder`;
-    `fold_weight_arguments` and `fold_larger_weight_arguments` (the pass options) let them
-    fold per-channel values that are function arguments, and scale weights that are larger
-    than the activation on every call."""
+    `fold_weight_arguments`, `fold_larger_weight_arguments` and `fold_narrow_weights` (the
+    pass options) let them fold per-channel values that are function arguments, scale
+    weights that are larger than the activation on every call, and round weights stored
+    only in a narrow type again."""
     pattern_set = rewrite.RewritePatternSet(context)
-    options = (fold_weight_arguments, fold_larger_weight_arguments)
+    options = (fold_weight_arguments, fold_larger_weight_arguments, fold_narrow_weights)
     for pattern in patterns:
         pattern_set.add(pattern.root, _adapt(pattern, recorder, options))
     return pattern_set.freeze()
 
 
-def _adapt(pattern: Pattern, recorder: Recorder, options: tuple[bool, bool]):
+def _adapt(pattern: Pattern, recorder: Recorder, options: tuple[bool, bool, bool]):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
         rw = FoldRewriter(op, rewriter, recorder, pattern.name, *options)
         try:

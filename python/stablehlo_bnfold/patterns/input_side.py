@@ -44,8 +44,10 @@ each weight carries one rounding to T in both, and the activation one at the con
 A(x) / s instead of A(x): the same relative error. The shift never becomes a bias after
 the layer here: L(x, W * s) rounded to T at the size of x, then L(t, W) added, cancels
 T's few digits when the mean is large against the spread (x near 1000 with variance 1
-lost every digit of bf16). Weights stored only in T would be rounded a second time, and
-are refused. With weights as arguments (the master weights and the chain's values
+lost every digit of bf16). Weights stored only in T (Flax's `dtype=param_dtype=bfloat16`)
+are rounded a second time, round_T(W_T * s) in float64, with `fold-narrow-weights` (the
+default; the report marks the fold `rounded again in bf16`), and are refused without
+it; the shift stays in F in front all the same. With weights as arguments (the master weights and the chain's values
 arguments), the scale folds in the graph as convert_T(W_F * broadcast_in_dim(s_F)), s
 computed in F and the product rounded to T once (the double rounding is argued in
 `fold.affine_map.master_value`); a shift would stay before the convert as x + t / s,
@@ -218,7 +220,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     float type, the weights at least as wide as the activation and result, a constant (or,
     in the graph, not computed by a linear op, and not grouped; through a convert, a convert
     to T of a constant at least as wide as F: master weights, or with
-    `fold-weight-arguments` such a value in the graph), and finite; through a convert with
+    `fold-weight-arguments` such a value in the graph, or with `fold-narrow-weights` a
+    constant stored only in T, not computed by a linear op), and finite; through a convert with
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
     with ops passed, the chain's values are constants; with a clamp passed, no scale is
@@ -509,6 +512,9 @@ class _Consumer:
     master: ir.Value | None = None
     """The master weights in a wider type that `weights` are a convert of, when they are
     scaled in the graph before the convert (mixed precision with weights as arguments)."""
+    rounded_again: bool = False
+    """Whether `stored` are weights stored only in their narrow type, read through a
+    narrowing convert with no wider master copy: W * s rounded to that type again."""
     shift_factor: float = 1.0
     """What a shift is multiplied by on the way to this op: the number of elements of
     each sum passed (`analysis.passage.Passed.shift_factor`)."""
@@ -571,11 +577,12 @@ class _Consumer:
 
 def _consumers(
     activation: ir.Value, feature: int, fold_weight_arguments: bool, wide: np.dtype | None,
-    channels: int | None,
+    channels: int | None, fold_narrow_weights: bool = True,
 ) -> tuple[list[_Consumer], list[Passed]] | str:
     """Every op that reads `activation`, each a linear op reading it along `feature` under
     the conditions of one fold (with master weights at least as `wide`, when the chain is
-    computed in that wider type); or why one of them cannot take it (the first). With
+    computed in that wider type, or with `fold_narrow_weights` constant weights stored
+    only in the narrow type); or why one of them cannot take it (the first). With
     `channels` (no narrowing convert between), a reader may also be a relu, leaky relu,
     clamp, max-pool, pad, sum, transpose, reshape, slice or concatenate that a positive
     scale passes (`analysis.passage.passed_by`), whose readers are walked alike, along the
@@ -624,7 +631,7 @@ def _consumers(
             if layout is None or any(c.linear == user for c in found):
                 # (Also a linear op reaching the chain twice, through two operands.)
                 return reasons.AFFINE_USERS.detailed(user.name)
-            consumer = _consumer(user, layout, fold_weight_arguments, wide)
+            consumer = _consumer(user, layout, fold_weight_arguments, wide, fold_narrow_weights)
             if isinstance(consumer, str):
                 return consumer
             # (`replace` is 5 us: only past a sum, slice or concatenate, where it changes
@@ -655,7 +662,8 @@ def _taken(values: PerChannel, chain_channels: np.ndarray | None, fill: float) -
 
 
 def _consumer(
-    linear: ir.OpView, layout: InputLayout, fold_weight_arguments: bool, wide: np.dtype | None
+    linear: ir.OpView, layout: InputLayout, fold_weight_arguments: bool, wide: np.dtype | None,
+    fold_narrow_weights: bool,
 ) -> _Consumer | str:
     activation = linear.operands[layout.activation]
     result_type = ir.RankedTensorType(linear.result.type)
@@ -674,7 +682,7 @@ def _consumer(
         # x * s is computed in the wider type, with the weights exact: rounding W * s to
         # the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    stored, master = stored_weights(weights), None
+    stored, master, rounded_again = stored_weights(weights), None, False
     if wide is not None:
         # The chain is computed in the wider type: W * s is rounded to the weights' type
         # once, from master weights, as the original rounds W and the chain's result at
@@ -686,8 +694,13 @@ def _consumer(
             # rounds to T once, never the weights already rounded to T.
             master = master_value(weights, wide)
         if stored is None and master is None:
-            activations = computed_by_linear_op(weights)
-            return reasons.WEIGHTS_ARE_ACTIVATIONS if activations else reasons.NO_MASTER_WEIGHTS
+            if computed_by_linear_op(weights):
+                return reasons.WEIGHTS_ARE_ACTIVATIONS
+            # Stored only in T: W * s from them, rounded to T again (`fold-narrow-weights`).
+            stored = stored_weights(weights) if fold_narrow_weights else None
+            if stored is None:
+                return reasons.NO_MASTER_WEIGHTS
+            rounded_again = True
     if stored is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if stored is None and computed_by_linear_op(weights):
@@ -696,7 +709,7 @@ def _consumer(
         return reasons.GROUPED_NOT_CONSTANT
     if stored is not None and not np.all(np.isfinite(stored)):
         return reasons.WEIGHTS_NOT_FINITE
-    return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master)
+    return _Consumer(linear, layout, weights, stored, dtype, result_dtype, master, rounded_again)
 
 
 def _dynamic_dims_pass_through(linear: ir.OpView, layout: InputLayout) -> bool:
@@ -806,11 +819,14 @@ def _plan(
     channels = affine.channels if narrowing is None else None  # no op passed after a convert
     walked = _consumers(
         activation if narrowing is not None else top.result, feature,
-        rw.fold_weight_arguments, wide, channels,
+        rw.fold_weight_arguments, wide, channels, rw.fold_narrow_weights,
     )
     if isinstance(walked, str):
         return _refuse(rw, affine, walked)
     consumers, passed = walked
+    narrow = next((c.dtype for c in consumers if c.rounded_again), None)
+    if narrow is not None:
+        rw.rounds_again(narrow)  # the report marks the fold
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
