@@ -56,8 +56,9 @@ class FoldBatchNormPass:
     weights with more elements than the activation the scale is on now (a dynamic dimension
     counted as 1): dense layers and late convolutions at batch 1. Off: such candidates are
     left alone, since the fold would move the multiply onto a larger tensor (at batch 1 it
-    made inference slower, docs/performance.md); on: for backends that need the canonical
-    linear op + bias form whatever it costs."""
+    made inference slower, docs/performance.md), as is a shift alone whose contraction with
+    the weights would build more ops than it removes; on: for backends that need the
+    canonical linear op + bias form whatever it costs."""
 
     fold_narrow_weights: bool = True
     """Also fold a norm computed in a wider type (f32 between converts, as Flax's

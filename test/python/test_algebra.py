@@ -4,8 +4,8 @@
 `ufunc(a, b)` on per-channel values: in float64 when both are constants, else as an op
 built in the graph, except where an identity makes the op unnecessary (`x + 0`, `x - 0`,
 `x * 1`, `x / 1`, `0 * x`, ...). Each identity is checked here on its own, with its mirror
-image, which for subtract and divide is NOT an identity (`0 - x` is `-x`, `1 / x` is not
-`x`). The rewriter is a recorder around the real `FoldRewriter.realize`, so a test sees
+image, which for subtract and divide is NOT an identity (`0 - x` is `-x`, built as one
+negate; `1 / x` is not `x`). The rewriter is a recorder around the real `FoldRewriter.realize`, so a test sees
 exactly which op would be built and with its operands in which order.
 """
 
@@ -100,7 +100,6 @@ def test_an_identity_builds_no_op_and_returns_its_value(x, name, ufunc, a, b, wa
 
 NOT_IDENTITIES = [
     # (name, ufunc, a, b, the op built): no shortcut applies; operands keep their order.
-    ("0 - x", np.subtract, ZEROS, "x", stablehlo.SubtractOp),
     ("1 / x", np.divide, ONES, "x", stablehlo.DivOp),
     ("0 / x", np.divide, ZEROS, "x", stablehlo.DivOp),
     ("x / 0", np.divide, "x", ZEROS, stablehlo.DivOp),
@@ -125,6 +124,34 @@ def test_no_shortcut_where_there_is_no_identity_and_operands_keep_their_order(x,
     )
     assert rw.built == [Built(op, expected_operands)]
     assert got is rw.built[0]
+
+
+def test_zero_minus_a_value_in_the_graph_is_one_negate_and_no_zero_vector(x):
+    rw = Recorder()
+    got = combine(rw, np.subtract, ZEROS, x, x)
+    assert rw.built == [Built(stablehlo.NegOp, (("vector", x),))]
+    assert got is rw.built[0]
+
+
+def test_a_negation_is_carried_to_the_add_that_ends_it():
+    # Flax's shift in the graph, (0 - mean) * s + offset, is built as offset - mean * s:
+    # two ops on [C] vectors, where it took a zero vector and three (exact: negation is,
+    # and offset + (-p) is offset - p in every rounding mode).
+    rw = Recorder()
+    with make_ir_context(), ir.Location.unknown():
+        vector = f"tensor<{C}xf32>"
+        module = ir.Module.parse(
+            f"func.func @f(%m: {vector}, %s: {vector}, %o: {vector}) -> {vector} {{\n"
+            f"  return %m : {vector}\n}}"
+        )
+        mean, scale, offset = module.body.operations[0].regions[0].blocks[0].arguments
+        shift = affine_map.per_channel_op(np.subtract, ZEROS, mean, mean)
+        shift = affine_map.per_channel_op(np.multiply, shift, scale, mean)
+        shift = affine_map.per_channel_op(np.add, shift, offset, mean)
+        got = rw.realize(shift)[0]
+    product = Built(stablehlo.MulOp, (("vector", mean), ("vector", scale)))
+    assert rw.built == [product, Built(stablehlo.SubtractOp, (("vector", offset), ("vector", product)))]
+    assert got is rw.built[-1]
 
 
 @pytest.mark.parametrize(

@@ -411,3 +411,41 @@ def test_a_forward_fold_through_relu6_is_no_less_accurate_than_the_original(case
     size = np.abs(reference).max()
     original, after = (np.abs(run_on_cpu(m, [x])[0].astype(np.float64) - reference).max() / size for m in (text, folded))
     assert after <= 1.5 * original + 1e-12, f"folded {after:.3g}, original {original:.3g}"
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_a_batch_norm_between_a_relu_and_flax_max_pool_leaves_no_shift_on_the_full_size_tensor(padding):
+    # conv -> relu -> BatchNorm -> nn.max_pool -> 1x1 conv: the scale passes the relu into
+    # the first kernel, and the shift passes the max-pool (maxpool(v + t) = maxpool(v) + t:
+    # a window one channel wide, -inf as init and padding) into the 1x1 convolution's bias
+    # add, on a 4x smaller tensor: no add is left on the 1x8x8x4 one but the first
+    # convolution's bias add.
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            y = nn.relu(nn.Conv(4, (3, 3), padding="SAME")(x))
+            y = nn.BatchNorm(use_running_average=True, epsilon=1e-3)(y)
+            y = nn.max_pool(y, (3, 3), strides=(2, 2), padding=padding)
+            return nn.Conv(5, (1, 1))(y)
+
+    rng = np.random.default_rng(31)
+    x = jnp.zeros((1, 8, 8, 3), jnp.float32)
+    variables = jax.tree_util.tree_map(
+        lambda v: jnp.asarray(rng.normal(0, 0.5, v.shape), jnp.float32), Block().init(jax.random.PRNGKey(0), x)
+    )
+    stats = variables["batch_stats"]["BatchNorm_0"]
+    stats["var"] = jnp.asarray(rng.uniform(0.5, 1.5, 4), jnp.float32)
+    variables["params"]["BatchNorm_0"]["scale"] = jnp.asarray(rng.uniform(0.5, 1.5, 4), jnp.float32)
+    exported = jax.export.export(jax.jit(lambda x: Block().apply(variables, x)))(
+        jax.ShapeDtypeStruct((1, 8, 8, 3), jnp.float32)
+    )
+    compared = fold_and_compare(exported.mlir_module(), seed=8, batch_norms_left=0, folds=1)
+    assert not compared.report.skips
+    assert "stablehlo.multiply" not in compared.folded
+    # The one add on the full-size tensor is the first convolution's bias add.
+    full = [line for line in compared.folded.splitlines() if "stablehlo.add" in line and "tensor<1x8x8x4xf32>" in line]
+    assert len(full) == 1

@@ -355,6 +355,221 @@ func.func @no_fold_max_pool_across_channels(%arg0: tensor<1x4x4x4xf32>) -> tenso
 
 // -----
 
+// conv -> relu -> batch norm (x * s + t) -> max-pool (-inf, SAME padding) -> 1x1 conv + b:
+// maxpool(v + t) = maxpool(v) + t, so the shift passes the pool into the 1x1
+// convolution's bias add and the scale into its kernel (or, folded back first, into the
+// first kernel through the relu): no op is left on the full-size tensor.
+// CHECK-LABEL: func.func @fold_shift_through_max_pool_into_bias(
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         %[[R:.+]] = stablehlo.maximum %[[C]], %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[R]], %{{.+}})
+// CHECK:         %[[D:.+]] = stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_shift_through_max_pool_into_bias(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %k0 = stablehlo.constant dense<[[[[0.75, -0.5], [-0.375, -0.125]]]]> : tensor<1x1x2x2xf32>
+  %c0 = stablehlo.convolution(%arg0, %k0) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %c0, %zero : tensor<1x4x4x2xf32>
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %r, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.maximum [fold_scale_through_relu]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %ninf) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x2x2x3xf32>
+  return %o : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A batch norm x * s + t -> max-pool (init the lowest finite value, no padding: every
+// window holds elements of x) -> 1x1 convolution without a bias: the whole map folds, the
+// shift as a bias add after the convolution, on the pooled tensor (two ops for one).
+// CHECK-LABEL: func.func @fold_shift_through_unpadded_lowest_init_max_pool(
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%arg0, %{{.+}})
+// CHECK:         %[[D:.+]] = stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x2x2x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
+func.func @fold_shift_through_unpadded_lowest_init_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %low = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %low) <{window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A max-pool whose init value is the lowest finite value and which pads: a window of
+// padding alone would keep that value where the original moves it by t. The scale folds;
+// the shift stays in front as x + t / s.
+// CHECK-LABEL: func.func @no_shift_through_padded_lowest_init_max_pool(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[X]], %{{.+}})
+// CHECK:         stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+func.func @no_shift_through_padded_lowest_init_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %low = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %low) <{padding = dense<[[0, 0], [2, 2], [2, 2], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 4, 4, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x2x2x3xf32>
+  return %o : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A zero pad before the max-pool: pad(v + t, 0) is not pad(v, 0) + t (the padding would
+// move), so the shift stays in front as x + t / s; the scale folds.
+// CHECK-LABEL: func.func @no_shift_through_zero_padded_max_pool(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[Z:.+]] = stablehlo.pad %[[X]]
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[Z]], %{{.+}})
+// CHECK:         stablehlo.convolution(%[[P]], %{{.+}})
+// CHECK-NOT:     stablehlo.multiply
+func.func @no_shift_through_zero_padded_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.pad, stablehlo.reduce_window [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %pz = stablehlo.constant dense<0.0> : tensor<f32>
+  %z = stablehlo.pad %y, %pz, low = [0, 0, 0, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x5x5x2xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%z, %ninf) <{window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) : (tensor<1x5x5x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x2x2x3xf32>
+  return %o : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A shift alone (a batch norm's, its scale folded back through the relu) before a
+// max-pool whose window spans two channels: maxpool(v + t) mixes two channels' shifts, so
+// nothing passes it and the add stays.
+// CHECK-LABEL: func.func @no_shift_alone_through_max_pool_across_channels(
+// CHECK:         %[[X:.+]] = stablehlo.add %{{.+}}, %{{.+}} : tensor<1x4x4x4xf32>
+// CHECK:         "stablehlo.reduce_window"(%[[X]], %{{.+}})
+func.func @no_shift_alone_through_max_pool_across_channels(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x4xf32>
+  %r = stablehlo.maximum %arg0, %zero : tensor<1x4x4x4xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5, 1.0, 0.125]> : tensor<4xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  %y = stablehlo.add %r, %s : tensor<1x4x4x4xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %ninf) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 1, 1, 2>, padding = dense<[[0, 0], [0, 0], [0, 0], [0, 1]]> : tensor<4x2xi64>} : (tensor<1x4x4x4xf32>, tensor<f32>) -> tensor<1x4x4x4xf32>
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x4x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<1x1x4x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  return %o : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A shift alone before a max-pool whose init value is 0, not -inf: max(v + t, 0) is not
+// max(v, 0) + t. The add stays.
+// CHECK-LABEL: func.func @no_shift_alone_through_max_pool_init_not_lowest(
+// CHECK:         %[[X:.+]] = stablehlo.add %{{.+}}, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         "stablehlo.reduce_window"(%[[X]], %{{.+}})
+func.func @no_shift_alone_through_max_pool_init_not_lowest(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<1x4x4x2xf32>
+  %r = stablehlo.maximum %arg0, %zero : tensor<1x4x4x2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y = stablehlo.add %r, %s : tensor<1x4x4x2xf32>
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>} : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x2x2x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x2x2x3xf32>
+  return %o : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// A shift alone (a pre-activation batch norm's x + t / s, its scale folded forward) before
+// a clamp: moved into the convolution's bias it would cancel there at the size of t, and
+// the clamp's bounds be rounded at that size, for no scale moved. It stays.
+// CHECK-LABEL: func.func @no_shift_alone_through_clamp(
+// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.clamp %{{.+}}, %[[X]], %{{.+}}
+// CHECK:         stablehlo.convolution(%[[C]], %{{.+}})
+func.func @no_shift_alone_through_clamp(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y = stablehlo.add %arg0, %s : tensor<1x4x4x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x4x4x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%r, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bias = stablehlo.constant dense<[0.125, -0.25, 0.5]> : tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  return %o : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // DenseNet's and ResNetV2's head: the last batch norm -> relu -> global average pool
 // (reduce add over H and W, then a divide by H * W, which folds into the Dense first) ->
 // Dense. The scale passes the relu and the sum along the feature, dimension 3 then 1.
@@ -729,12 +944,14 @@ func.func @no_fold_reshape_merging_the_feature(%arg0: tensor<2x4xf32>) -> (tenso
 // -----
 
 // A global max pool (reduce maximum from -inf over H and W) passes a positive scale like
-// a max-pool.
+// a max-pool, and the shift too (max(v + t) = max(v) + t): both fold into the Dense, the
+// shift as a bias add after it, on the pooled vector.
 // CHECK-LABEL: func.func @fold_through_global_max_pool(
-// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x2x2x2xf32>
-// CHECK:         %[[M:.+]] = stablehlo.reduce(%[[X]] init: %{{.+}}) applies stablehlo.maximum across dimensions = [1, 2]
-// CHECK:         stablehlo.dot_general %[[M]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[M:.+]] = stablehlo.reduce(%arg0 init: %{{.+}}) applies stablehlo.maximum across dimensions = [1, 2]
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[M]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<1x3xf32>
 // CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[Y]]
 func.func @fold_through_global_max_pool(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
   %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
   %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>

@@ -70,10 +70,11 @@ func.func @fold_bf16_precision_island_with_batch_norm_op(%arg0: tensor<1x4x4x2xb
 // Weights as arguments (`model.apply(variables, x)`): the f32 master weights and the
 // chain's values are arguments. The graph scales the master weights in f32 and converts
 // the product to bf16 once; the bias (b * s + t) is computed in f32 on [C] vectors and
-// converted once.
+// converted once; its -mean * inv as -(mean * inv), no zero constant to subtract from.
 // CHECK-LABEL: func.func @fold_precision_island_with_argument_values
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x4x4x2xbf16>, %[[W:[^:]+]]: tensor<1x1x2x3xf32>, %[[MEAN:[^:]+]]: tensor<3xf32>, %[[INV:[^:]+]]: tensor<3xf32>
-// CHECK-DAG:     %[[T:.+]] = stablehlo.multiply %{{.+}}, %[[INV]] : tensor<3xf32>
+// CHECK-DAG:     %[[M:.+]] = stablehlo.multiply %[[MEAN]], %[[INV]] : tensor<3xf32>
+// CHECK-DAG:     %[[T:.+]] = stablehlo.negate %[[M]] : tensor<3xf32>
 // CHECK-DAG:     %[[TB:.+]] = stablehlo.convert %[[T]] : (tensor<3xf32>) -> tensor<3xbf16>
 // CHECK-DAG:     %[[S:.+]] = stablehlo.broadcast_in_dim %[[INV]], dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
 // CHECK-DAG:     %[[P:.+]] = stablehlo.multiply %[[W]], %[[S]] : tensor<1x1x2x3xf32>

@@ -150,6 +150,95 @@ func.func @no_fold_mean_alone_when_the_scale_is_refused(%x: tensor<1x4x4x2xf32>,
 
 // -----
 
+// The same with a symbolic batch (counted as 1), the statistics broadcast to a shape built
+// from the batch size, as jax.export writes it: the mean's subtraction stays too (it used
+// to be folded alone into `add(L, dynamic_broadcast_in_dim(0 - mean))`, a fold that
+// removed no op).
+// CHECK-LABEL: func.func @no_fold_mean_alone_when_the_scale_is_refused_symbolic_batch(
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg1, %arg2)
+// CHECK:         stablehlo.subtract %[[C]], %{{.+}} : tensor<?x4x4x3xf32>
+// CHECK-NOT:     stablehlo.negate
+func.func @no_fold_mean_alone_when_the_scale_is_refused_symbolic_batch(%b: tensor<i32>, %x: tensor<?x4x4x2xf32>, %w: tensor<3x3x2x3xf32>, %m: tensor<3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> tensor<?x4x4x3xf32> {
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<?x4x4x3xf32>
+  %b1 = stablehlo.reshape %b : (tensor<i32>) -> tensor<1xi32>
+  %rest = stablehlo.constant dense<[4, 4, 3]> : tensor<3xi32>
+  %shape = stablehlo.concatenate %b1, %rest, dim = 0 : (tensor<1xi32>, tensor<3xi32>) -> tensor<4xi32>
+  %mb = stablehlo.dynamic_broadcast_in_dim %m, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.subtract: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_subtrahend_into_bias]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract into stablehlo.convolution [fold_subtrahend_into_bias]
+  %d = stablehlo.subtract %c, %mb : tensor<?x4x4x3xf32>
+  %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %d, %sb : tensor<?x4x4x3xf32>
+  %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
+  %y = stablehlo.add %n, %ob : tensor<?x4x4x3xf32>
+  return %y : tensor<?x4x4x3xf32>
+}
+
+// -----
+
+// Flax's `(L - mean) * c + offset` in the graph where the activation is the larger (batch
+// 2): the whole chain folds, its shift built as offset - mean * c (two ops on [3]
+// vectors: no `0 - mean`, no negate), the scale broadcast onto the kernel once.
+// CHECK-LABEL: func.func @fold_flax_chain_in_the_graph_builds_offset_minus_mean_times_scale(
+// CHECK-NOT:     stablehlo.constant
+// CHECK:         %[[P:.+]] = stablehlo.multiply %arg2, %arg3 : tensor<3xf32>
+// CHECK-NOT:     stablehlo.negate
+// CHECK:         stablehlo.convolution
+// CHECK-NOT:     stablehlo.negate
+// CHECK:         stablehlo.subtract %arg4, %[[P]] : tensor<3xf32>
+// CHECK-NOT:     stablehlo.subtract
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<2x4x4x3xf32>
+func.func @fold_flax_chain_in_the_graph_builds_offset_minus_mean_times_scale(%x: tensor<2x4x4x2xf32>, %w: tensor<3x3x2x3xf32>, %m: tensor<3xf32>, %s: tensor<3xf32>, %o: tensor<3xf32>) -> tensor<2x4x4x3xf32> {
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<2x4x4x3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<3xf32>) -> tensor<2x4x4x3xf32>
+  %d = stablehlo.subtract %c, %mb : tensor<2x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<2x4x4x3xf32>
+  %n = stablehlo.multiply %d, %sb : tensor<2x4x4x3xf32>
+  %ob = stablehlo.broadcast_in_dim %o, dims = [3] : (tensor<3xf32>) -> tensor<2x4x4x3xf32>
+  %y = stablehlo.add %n, %ob : tensor<2x4x4x3xf32>
+  return %y : tensor<2x4x4x3xf32>
+}
+
+// -----
+
+// A shift alone (its scale folded elsewhere) before a convolution whose kernel and bias
+// are arguments: folded, its add and broadcast (2 ops) would become L(t, W) on every call,
+// t laid over the kernel, a dot_general, and an add into the bias (3). It stays.
+// CHECK-LABEL: func.func @no_fold_shift_alone_into_a_contraction_of_more_ops(
+// CHECK:         %[[Y:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x8x8x3xf32>
+// CHECK:         stablehlo.convolution(%[[Y]], %arg2)
+// CHECK-NOT:     stablehlo.dot_general
+func.func @no_fold_shift_alone_into_a_contraction_of_more_ops(%x: tensor<1x8x8x3xf32>, %t: tensor<3xf32>, %w: tensor<1x1x3x2xf32>, %bias: tensor<2xf32>) -> tensor<1x8x8x2xf32> {
+  %tb = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<3xf32>) -> tensor<1x8x8x3xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: folding in the graph would build more ops than it removes: a shift alone contracted with the weights on every call [fold_input_affine_into_conv]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution [fold_input_affine_into_conv]
+  %y = stablehlo.add %x, %tb : tensor<1x8x8x3xf32>
+  %c = stablehlo.convolution(%y, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x8x8x2xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<2xf32>) -> tensor<1x8x8x2xf32>
+  %o = stablehlo.add %c, %bb : tensor<1x8x8x2xf32>
+  return %o : tensor<1x8x8x2xf32>
+}
+
+// -----
+
+// The same before a Dense layer with its own bias add: L(t, W) is a dot_general and an add
+// into that bias (2 ops for 2): it folds.
+// CHECK-LABEL: func.func @fold_shift_alone_into_a_dense_layer_with_its_own_bias(
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %arg2
+// CHECK-NOT:     stablehlo.add {{.+}} : tensor<16x2xf32>
+func.func @fold_shift_alone_into_a_dense_layer_with_its_own_bias(%x: tensor<16x2xf32>, %t: tensor<2xf32>, %w: tensor<2x3xf32>, %bias: tensor<3xf32>) -> tensor<16x3xf32> {
+  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<2xf32>) -> tensor<16x2xf32>
+  // REPORT-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %x, %tb : tensor<16x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [1] x [0] : (tensor<16x2xf32>, tensor<2x3xf32>) -> tensor<16x3xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<3xf32>) -> tensor<16x3xf32>
+  %o = stablehlo.add %d, %bb : tensor<16x3xf32>
+  return %o : tensor<16x3xf32>
+}
+
+// -----
+
 // A scale computed from constants in the graph (`exp` of a constant) with constant weights
 // is computed once by a compiler: it folds whatever the sizes (12 weights, 3 activations).
 // CHECK-LABEL: func.func @fold_scale_computed_from_constants(

@@ -6,6 +6,8 @@ For s > 0 per channel, element by element and exactly in every rounding mode,
 
     relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
     maxpool(v * s) = maxpool(v) * s      (a window of one along the channels)
+    maxpool(v + c) = maxpool(v) + c      (any c; its init -inf, or every window holding
+                                          an element of v: `max_shift_refused`)
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
     leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
                                           the rounding of a * v)
@@ -35,6 +37,7 @@ channel: a linear op after them meets the channels they keep, or the other opera
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
 - `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
+  `max_shift_refused`: why a shift cannot pass a max-pool (both directions);
 - `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`,
   `divides_sum_pool_by_map`, `pool_divisor_refused`: a sum pool, its divide by a count
   map and a `reduce` sum, why one cannot be passed, how many elements a shift meets in
@@ -94,6 +97,7 @@ __all__ = [
     "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
+    "max_shift_refused",
     "passed_by",
     "pool_divisor_refused",
     "reduced_elements",
@@ -132,7 +136,8 @@ class Passed:
     (`leaky`), a clamp (`bounds`), a zero pad or a sum (`zero` None). `feature` is the
     feature dimension of its result. A sum passes a per-channel shift too, times the
     number of elements it adds (`shift_factor`, when the dimensions it reduces are
-    static): sum(v + t) = sum(v) + n * t; a clamp passes any per-channel map when its
+    static): sum(v + t) = sum(v) + n * t; a max-pool passes it as it is (`shift_factor`
+    1, where `max_shift_refused` allows): maxpool(v + t) = maxpool(v) + t; a clamp passes any per-channel map when its
     bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
     for s > 0 (the bounds swapped for s < 0). A slice and a concatenate pass any
     per-channel map, channel by channel: `picks` holds, for each channel of the result,
@@ -186,16 +191,17 @@ def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
 def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`), a leaky relu of `value`
-    (`leaky_relu_data`; `op` may be its compare or multiply), a clamp of `value` with
-    constant bounds or a call of a relu6 (`called_relu6`), a slice of `value`, a
-    concatenate of `value` with others along `feature`, a sum pool of `value`
-    (`sum_pool_refused`; any sign, the shift times `sum_pool_taps`), its divide by a count
-    map (`pool_divisor_refused`; any sign, no shift), a pad of `value` with zero
-    padding and none along `feature`, or a `reduce` add (from 0) or maximum (from -inf or
-    the lowest value) of `value` over other dimensions, a transpose or reshape (static
-    or dynamic) of `value` that keeps `feature` whole, or a dynamic broadcast of `value`
-    onto its own shape (`identity_broadcast`). The reason when `op` is one of these kinds reading
+    is zero, a max-pool of `value` (`max_pool_refused`; the shift as it is where
+    `max_shift_refused` allows), a leaky relu of `value` (`leaky_relu_data`; `op` may be
+    its compare or multiply), a clamp of `value` with constant bounds or a call of a relu6
+    (`called_relu6`), a slice of `value`, a concatenate of `value` with others along
+    `feature`, a sum pool of `value` (`sum_pool_refused`; any sign, the shift times
+    `sum_pool_taps`), its divide by a count map (`pool_divisor_refused`; any sign, no
+    shift), a pad of `value` with zero padding and none along `feature`, or a `reduce` add
+    (from 0) or maximum (from -inf or the lowest value; the shift as through a max-pool)
+    of `value` over other dimensions, a transpose or reshape (static or dynamic) of
+    `value` that keeps `feature` whole, or a dynamic broadcast of `value` onto its own
+    shape (`identity_broadcast`). The reason when `op` is one of these kinds reading
     `value` but cannot be passed; None when it is none of them.
 
     >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
@@ -236,7 +242,11 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
             continue
         if zero is None:
             refused = max_pool_refused(op, feature)
-            return refused if refused is not None else Passed(op, data, None, feature, True)
+            if refused is not None:
+                return refused
+            # maxpool(v + c) = maxpool(v) + c: the shift passes where every window holds v.
+            factor = None if max_shift_refused(op) is not None else 1.0
+            return Passed(op, data, None, feature, True, factor)
         zeros = per_channel_f64(zero, feature, channels)
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
@@ -350,7 +360,8 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
     reduced = dimensions(op.dimensions)
     below = sum(d < feature for d in reduced)
     if body is stablehlo.MaxOp:
-        return Passed(op, value, None, feature - below, True)
+        factor = None if max_shift_refused(op) is not None else 1.0
+        return Passed(op, value, None, feature - below, True, factor)
     return Passed(op, value, None, feature - below, False, reduced_elements(op))
 
 
@@ -492,6 +503,30 @@ def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | N
     if not _is_lowest(uniform_f64(pool.init_values[0]), pool.results[0]):
         return reasons.POOL_INIT_NOT_LOWEST
     return reasons.POOL_SPANS_FEATURE if _window_spans(pool, feature) else None
+
+
+def max_shift_refused(op: stablehlo.ReduceWindowOp | stablehlo.ReduceOp) -> Reason | None:
+    """Why a per-channel shift c cannot pass `op`, a max-pool or a `reduce` maximum that a
+    positive scale passes (`max_pool_refused`: its init value -inf or the lowest value, a
+    window one channel wide): its init value is the lowest finite value and a window may
+    hold no element of its operand (padding, base dilation, or a reduce over a dynamic or
+    empty size), where maxpool(v + c) keeps that value and maxpool(v) + c moves it; None
+    where it passes. Elsewhere, exactly in every rounding mode,
+
+        maxpool(v + c) = maxpool(v) + c
+
+    since rounding v + c is monotonic in v, and -inf + c = -inf (the padding, and a window
+    of padding alone) for any finite c. Both directions read it here."""
+    init = uniform_f64(op.init_values[0])
+    if init == -np.inf:
+        return None
+    if isinstance(op, stablehlo.ReduceOp):
+        elements = reduced_elements(op)
+        return None if elements is not None and elements > 0 else reasons.POOL_LOWEST_MAY_BE_EMPTY
+    attributes = op.operation.attributes
+    padded = "padding" in attributes and np.any(np.array(ir.DenseIntElementsAttr(attributes["padding"])))
+    dilated = "base_dilations" in attributes and any(n != 1 for n in dimensions(attributes["base_dilations"]))
+    return reasons.POOL_LOWEST_MAY_BE_EMPTY if padded or dilated else None
 
 
 def is_sum_pool(op: stablehlo.ReduceWindowOp) -> bool:

@@ -495,7 +495,45 @@ def per_channel_op(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value
     simpler = _identity(ufunc, a, b)
     if simpler is not None:
         return simpler
+    moved = _negation_moved(ufunc, a, b, like)
+    if moved is not None:
+        return moved
     return Computed(ufunc, (a, b), ir.ShapedType(like.type).element_type, _channels(a, b))
+
+
+def _negation_moved(ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel | None:
+    """0 - b = -b (one op, no zero constant), (-p) * c = -(p * c) (and / c), and a
+    negation ended where it is added, (-p) + b = b - p, a + (-p) = a - p, a - (-p) = a + p:
+    Flax's shift in the graph, (0 - mean) * s + offset, is built as offset - mean * s, two
+    ops on [C] vectors instead of a constant and three. Each is exact in every rounding
+    mode (negation is exact, and x + (-p) is x - p); None where none applies."""
+    element_type = ir.ShapedType(like.type).element_type
+    if ufunc is np.subtract and isinstance(a, np.ndarray) and not np.any(a):
+        return Computed(np.negative, (b,), element_type, _channels(a, b))
+    negated_a, negated_b = _negated(a), _negated(b)
+    if ufunc in (np.multiply, np.divide) and negated_a is not None:
+        return Computed(np.negative, (per_channel_op(ufunc, negated_a, b, like),), element_type, _channels(a, b))
+    if ufunc is np.multiply and negated_b is not None:
+        return Computed(np.negative, (per_channel_op(ufunc, a, negated_b, like),), element_type, _channels(a, b))
+    if ufunc is np.add and negated_a is not None:
+        return per_channel_op(np.subtract, b, negated_a, like)
+    if ufunc in (np.add, np.subtract) and negated_b is not None:
+        other = np.subtract if ufunc is np.add else np.add
+        return per_channel_op(other, a, negated_b, like)
+    return None
+
+
+def _negated(value: PerChannel) -> PerChannel | None:
+    """p where `value` is -p: a `Computed` negation, or one an earlier fold built in the
+    graph (a [C] vector, read back as a narrow value: the fold of the op below, one
+    application before), so that one fold at a time builds what a chain's one fold does."""
+    if isinstance(value, Computed):
+        return value.operands[0] if value.ufunc is np.negative else None
+    vector = value.value if isinstance(value, Narrow) else value
+    if not isinstance(vector, ir.Value) or not isinstance(vector.owner, stablehlo.NegOp):
+        return None
+    shaped = ir.RankedTensorType(vector.type)
+    return vector.owner.operand if shaped.rank == 1 else None
 
 
 def square_root(a: PerChannel, like: ir.Value) -> PerChannel:

@@ -226,12 +226,50 @@ def _built_linear(
         like = linear_result
     else:
         like = _full_size_operand(root, linear, linear_result)
+    shape = None if bias is None or like != linear_result else _shape_donor(root, linear, like)
     added = linear_result
     if bias is not None and not isinstance(bias, np.ndarray):
-        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature))
+        added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature, shape))
     elif bias is not None:
-        added = rw.add_per_feature(linear_result, bias, feature, like)
+        added = rw.add_per_feature(linear_result, bias, feature, like, shape)
     return added
+
+
+_SHAPE_WALK = (
+    stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp, stablehlo.ConvertOp,
+)
+"""The ops `_shape_donor` looks below: a chain's steps and the converts around it."""
+
+_SHAPE_WALK_OPS = 12
+"""How many ops `_shape_donor` looks at, nearest first: a chain's few, never the network
+below an operand that is an activation."""
+
+
+def _shape_donor(root: ir.OpView, linear: BiasedLinear, like: ir.Value) -> ir.Value | None:
+    """The shape operand of a dynamic broadcast the chain below `root` reads (a
+    per-channel value broadcast to the activation, jax.export's symbolic batch: its
+    shape built from the batch size argument), of `like`'s shape (`like` dynamic, and no
+    dynamic broadcast itself) and not read from the chain (`shape_read_from_chain`): the
+    bias broadcast reuses it where it would read each dimension size of `like` again
+    (the precision island's root, a convert, has no operand of its type to read it from:
+    a `get_dimension_size` and a reshape a dimension and a concatenate each fold)."""
+    like_type = ir.RankedTensorType(like.type)
+    if like_type.has_static_shape or isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
+        return None
+    dims = list(like_type.shape)
+    pending = [root]
+    for _ in range(_SHAPE_WALK_OPS):
+        if not pending:
+            break
+        op = pending.pop(0)
+        for operand in op.operands:
+            owner = operand.owner
+            if isinstance(owner, stablehlo.DynamicBroadcastInDimOp):
+                if list(ir.RankedTensorType(operand.type).shape) == dims and not shape_read_from_chain(operand, linear):
+                    return owner.output_dimensions
+            elif isinstance(owner, _SHAPE_WALK) and operand != linear.linear_value:
+                pending.append(owner)
+    return None
 
 
 def _new_linear(

@@ -27,6 +27,7 @@ __all__ = [
     "CASE_WEIGHTS_NOT_CONSTANT",
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
+    "COST_MORE_OPS",
     "COST_WEIGHTS_LARGER",
     "COST_NOTHING_REMOVED",
     "DATA_DEPENDENT",
@@ -68,6 +69,7 @@ __all__ = [
     "PER_FEATURE_OVERFLOW",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
+    "POOL_LOWEST_MAY_BE_EMPTY",
     "POOL_SPANS_FEATURE",
     "POOL_USERS",
     "REDUCE_INIT_NOT_IDENTITY",
@@ -213,6 +215,14 @@ ISLAND_USERS = Reason("affine result has other users than the narrowing convert"
 DYNAMIC_NOT_PASSED = Reason("a dynamic dimension is contracted or windowed: only the batch may be dynamic")
 COST_NOTHING_REMOVED = Reason("folding would add as many activation-sized ops as it removes")
 COST_LARGER = Reason("folding would move an add onto a larger tensor")
+COST_MORE_OPS = Reason(
+    "folding in the graph would build more ops than it removes: a shift alone contracted "
+    "with the weights on every call"
+)
+"""Why a shift alone before a linear op whose weights are arguments stays: its add and
+broadcast would become L(t, W) computed on every call, a `dot_general` and the ops laying
+t over the weights and adding the result, more ops in all (the activation-sized add goes,
+the graph grows)."""
 COST_WEIGHTS_LARGER = Reason(
     "weights the graph would scale or contract on every call have more elements than the "
     "activation: the fold would move the op onto a larger tensor"
@@ -246,6 +256,13 @@ POOL_INIT_NOT_LOWEST = Reason(
     "the max-pool's init value is not -inf or the lowest value: scaling would change its padding"
 )
 POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
+POOL_LOWEST_MAY_BE_EMPTY = Reason(
+    "the max-pool's init value is the lowest finite value, not -inf, and a window may hold "
+    "only padding: the shift cannot pass it"
+)
+"""Why the shift stays behind a max-pool that its scale passes: maxpool(v + t) =
+maxpool(v) + t needs each window to hold an element of v, or padding of -inf (-inf + t =
+-inf); a window of the lowest finite value alone would not move by t."""
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")

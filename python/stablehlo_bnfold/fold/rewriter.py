@@ -77,6 +77,11 @@ class FoldRewriter:
         (identity: `Computed` is `eq=False`), which the key keeps alive: keyed by `id()`, a
         value freed during the application left its address to a new one, which then read
         the op built for the old (a wrong bias, or one that does not dominate its use)."""
+        self._narrow_vectors: list[tuple[ir.Value, int, ir.OpView, ir.Value]] = []
+        """Each narrow value made a [C] vector so far this application (a reshape, or a
+        reshape and a broadcast), with its channels and the op it was built before:
+        built once there however many values read it (the scale, which the weights and
+        the shift both read), never reused before another op (it might not dominate)."""
         self._rewriter = rewriter
         self._recorder = recorder
         self._pattern = pattern
@@ -122,30 +127,35 @@ class FoldRewriter:
         return self._track(copy).result
 
     def add_per_feature(
-        self, value: ir.Value, bias: np.ndarray, feature: int | tuple[int, ...], like: ir.Value
+        self, value: ir.Value, bias: np.ndarray, feature: int | tuple[int, ...], like: ir.Value,
+        shape: ir.Value | None = None,
     ) -> ir.Value:
         """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a tuple,
         one entry per dimension of `bias`) with `bias` already rounded; `like` has
-        `value`'s type and gives a dynamic shape (see `broadcast`)."""
+        `value`'s type and gives a dynamic shape, or `shape` does (see `broadcast`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
         constant = self.constant(bias, bias_type, self._at.location)
-        return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature))
+        return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature, shape))
 
     def broadcast(
-        self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int]
+        self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int],
+        shape: ir.Value | None = None,
     ) -> ir.Value:
         """`vector` ([C], or one dimension per entry of a sequence `dim`) broadcast along
         `dim` to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
-        shape is that of `like` (reused when `like` is itself a dynamic broadcast, else
-        read with `get_dimension_size`)."""
+        shape is `shape` when given (a shape value of `like`'s shape, defined before the
+        op built), else that of `like` (reused when `like` is itself a dynamic broadcast,
+        else read with `get_dimension_size`)."""
         dims = [dim] if isinstance(dim, int) else list(dim)
         result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
             op = stablehlo.BroadcastInDimOp(result_type, vector, dims, ip=self._ip())
             return self._track(op).result
-        if isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
-            shape = like.owner.output_dimensions
+        if shape is not None and not self._defined_before(shape):
+            shape = None  # (a shape computed after the op built: it would not dominate it)
+        if shape is not None or isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
+            shape = like.owner.output_dimensions if shape is None else shape
             op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
             return self._track(op).result
         sizes = []
@@ -156,6 +166,15 @@ class FoldRewriter:
         shape = self._track(stablehlo.ConcatenateOp(sizes, 0, ip=self._ip())).result
         op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
         return self._track(op).result
+
+    def _defined_before(self, value: ir.Value) -> bool:
+        """Whether `value` is an argument, or computed before the op the next op is built
+        before, in its block."""
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return True
+        anchor = self._anchor.operation
+        return owner.operation.block == anchor.block and owner.operation.is_before_in_block(anchor)
 
     def was_built(self, op: ir.OpView) -> bool:
         """Whether a fold of this pass built `op`."""
@@ -170,6 +189,10 @@ class FoldRewriter:
         """`value * broadcast_in_dim(scale)` along `axis`, in the graph (weights times a
         per-channel factor); None if a constant `scale` does not fit `value`'s type."""
         value_type = ir.RankedTensorType(value.type)
+        if isinstance(scale, Narrow) and _laid_along(scale.value, value_type, axis):
+            # Keras's inv, [1, 1, 1, C], broadcast onto the weights as it is: no reshape.
+            op = stablehlo.BroadcastInDimOp(value_type, scale.value, list(range(value_type.rank)), ip=self._ip())
+            return self.elementwise(stablehlo.MulOp, value, self._track(op).result)
         factor = self.vector(scale, value_type.shape[axis], value_type.element_type)
         if factor is None:
             return None
@@ -249,6 +272,14 @@ class FoldRewriter:
         return tuple(realized[v] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
+        for value, size, anchor, built in self._narrow_vectors:
+            if value == narrow.value and size == channels and anchor == self._anchor:
+                return built
+        built = self._new_vector_from_narrow(narrow, channels)
+        self._narrow_vectors.append((narrow.value, channels, self._anchor, built))
+        return built
+
+    def _new_vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
         source_type = ir.RankedTensorType(narrow.value.type)
         element_type = source_type.element_type
         if list(source_type.shape) == [channels]:
@@ -357,6 +388,17 @@ class FoldRewriter:
         for created in reversed(self._created):
             created.erase()
         self._created.clear()
+        self._narrow_vectors.clear()
+
+
+def _laid_along(value: ir.Value, target: ir.RankedTensorType, axis: int) -> bool:
+    """Whether `value` is already laid along `axis` of `target` (static): the same rank and
+    element type, its dimension `axis` of the same size and every other one 1, so that
+    `broadcast_in_dim` with the identity dimensions reaches `target` with no reshape."""
+    shaped = ir.RankedTensorType(value.type)
+    if shaped.rank != target.rank or shaped.element_type != target.element_type or not target.has_static_shape:
+        return False
+    return all(n == (target.shape[axis] if d == axis else 1) for d, n in enumerate(shaped.shape))
 
 
 _ORDER = operator.attrgetter("order")

@@ -73,22 +73,33 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
 
     A shift computed in the graph that would be a linear op's first bias (Flax's `L -
     mean` with the statistics arguments) is refused for its cost when the scale above it
-    is (`fold.plan.per_call_larger`): alone it would only trade the subtract for an add of
-    `0 - mean` computed on every call."""
+    is (`fold.plan.per_call_larger`), with a static or a symbolic batch: alone it would
+    only trade the subtract for an add of `0 - mean` computed on every call."""
     plans = [plan]
     # The op above first: most folds that have none (Keras's `y * inv` before its bias
     # add, a batch norm's) are decided there, before the linear op's input is looked at.
-    above = _plan_above(plans, rw) if _plain(plan) else None
-    if isinstance(above, FoldPlan) and _left_alone(plan):
+    # A first bias computed in the graph asks it too, whatever the shape (a symbolic
+    # batch): alone, it would remove no op.
+    plain, first_bias = _plain(plan), _first_bias_in_graph(plan)
+    above = _plan_above(plans, rw) if plain or first_bias else None
+    if plain and isinstance(above, FoldPlan) and _left_alone(plan):
         plans.append(above)
         while isinstance(above := _plan_above(plans, rw), FoldPlan):
             plans.append(above)
-    elif (
-        above == reasons.COST_WEIGHTS_LARGER and plan.scale is None and plan.linear.bias_add is None
-        and not isinstance(plan.bias, np.ndarray)
-    ):
+    elif above == reasons.COST_WEIGHTS_LARGER and first_bias:
         return rw.skip(plan.root, reasons.COST_WEIGHTS_LARGER)
     return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
+
+
+def _first_bias_in_graph(plan: FoldPlan) -> bool:
+    """Whether `plan` only shifts (a subtract or add of a value computed in the graph) a
+    linear op that has no bias add yet, along one feature dimension with no ops passed:
+    L - c becomes L + (0 - c), one activation-sized op for another, worth it only when
+    the ops above fold too."""
+    return (
+        plan.scale is None and plan.linear.bias_add is None and not isinstance(plan.bias, np.ndarray)
+        and not plan.through and isinstance(plan.feature, int)
+    )
 
 
 def _plain(plan: FoldPlan) -> bool:

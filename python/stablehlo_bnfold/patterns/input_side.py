@@ -73,8 +73,12 @@ the other dimensions, whose divide folds into the Dense first). For s > 0,
     leaky(x * s + t) = leaky(x + t / s) * s  (select(v >= 0, v, a * v), any a),
 
 so the scale folds into every linear op at the end, L(P(x * s + t), K) = L(P(x + t / s),
-K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pool's and a pad's
-padding is not shifted) and stays in front as one add x + t / s, none where t is zero. A
+K * s); the shift cannot pass them (relu(v + t) is not relu(v) + t; a pad's padding, and
+a pool's of the lowest finite value, is not shifted) and stays in front as one add x + t /
+s, none where t is zero. A max-pool whose windows each hold an element of v, or whose
+init value (and padding) is -inf, passes the shift too, maxpool(v + t) = maxpool(v) + t
+exactly: with only such pools and the sums below passed, the shift goes into the linear
+ops' biases (conv -> ReLU -> BN -> max-pool -> conv leaves no add on the larger tensor). A
 negative scale passes a relu too, as a clamp: relu(s * u) = s * clamp(lo, u, hi) with
 (lo, hi) = (0, +inf) where s > 0 and (-inf, 0) where s < 0, exactly (s * u >= 0 iff u
 is on the side of 0 the sign of s picks); the relu (a maximum, or a call of one, which is
@@ -123,7 +127,11 @@ consumer needs a bias add after it, unless the shift is zero or the bias merges 
 consumer's own bias add. When those adds are as many as the chain's ops, or one would be
 on a result larger than the input, only the scale folds and the shift stays in front as
 one add x + t / s that every consumer reads (as before a padded convolution); when that
-cannot be done either, nothing is, and the report says why.
+cannot be done either, nothing is, and the report says why. In the graph (weights as
+arguments) a shift alone, its scale folded elsewhere, is contracted with the weights on
+every call: where that builds more ops than its add and broadcast (t laid over a
+convolution's kernel, a `dot_general`, an add into the bias), the add stays, so that the
+folded graph never has more ops than the original.
 """
 
 from __future__ import annotations
@@ -198,7 +206,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus, clamps,
     max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates
-    (its scale not all ones: a shift alone reached through them is no candidate); every user
+    (its scale not all ones where one of them blocks the shift or is a clamp: a shift
+    alone reached through a relu is no candidate); every user
     of the chain's result (or the convert's) is a linear op reading it along the feature,
     without a convert an op that reads only its shape (torch-mlir's `shape_of` with a
     symbolic batch: it reads x's after the fold), or, without a convert, a relu, leaky relu
@@ -225,12 +234,13 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
     with ops passed, the chain's values are constants; with a clamp passed, no scale is
-    zero; with a relu, leaky relu, max-pool, pad, count map divide or a sum pool that pads
-    or dilates its input passed (not only sums, unpadded sum pools, transposes and reshapes,
-    which the shift passes, as n * t through a sum of n elements), no scale is zero, no
-    scale is negative where a maximum or a leaky relu is passed, and with a shift the chain
-    has two activation-sized ops or more, the shift staying in front as x + t / s (as
-    below); where the convolution pads or dilates its input, or the bias adds the fold needs
+    zero; with a maximum passed (a max-pool, a `reduce` maximum), no scale is zero or
+    negative; with a relu, leaky relu, max-pool whose lowest finite init value may fill a
+    window alone, pad, count map divide or a sum pool that pads or dilates its input passed
+    (not only sums, unpadded sum pools, other max-pools, transposes and reshapes, which the
+    shift passes, as n * t through a sum of n elements), no scale is zero, no scale is
+    negative where a leaky relu is passed, and with a shift the chain has two
+    activation-sized ops or more, the shift staying in front as x + t / s (as below); where the convolution pads or dilates its input, or the bias adds the fold needs
     (none where the shift is zero or merges into the consumer's own bias add) are not fewer
     than the chain's ops or one is on a result larger than the input, the shift stays in
     front as x + t / s, which needs s not all ones (and, where it stays for the bias adds,
@@ -241,8 +251,10 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
     sum |K * t| per output feature; last, in the graph, the consumers' weights that the
     scale multiplies or the shift is contracted with on every call have no more elements in
-    all than the chain's result (`fold.plan.per_call_larger`). A chain that stops at a
-    per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
+    all than the chain's result (`fold.plan.per_call_larger`), and a shift alone contracted
+    with the weights in the graph builds no more ops than the chain removes (its ops and
+    the broadcasts only they read: `_contracted_ops`, `_removed_ops`); both unless
+    `fold-larger-weight-arguments`. A chain that stops at a per-feature op it cannot fold (a NaN variance under the bias add) and is refused for
     cost is reported with that op's reason.
     """
     return _fold_input_affine(conv, rw)
@@ -809,10 +821,10 @@ def _plan(
     # Through a convert, values computed in the graph are computed in the chain's type F.
     scale, shift = affine.affine(activation if narrowing is None else x)
     unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
-    if narrowing is None and activation != top.result and unit_scale:
-        # A shift alone, reached through a relu (a bias add before the relu of every
-        # CNN): nothing would pass the relu. Decided before the weights are read.
-        return rw.not_candidate(top, reasons.SHIFT_ALONE)
+    # A shift alone reached through ops (the shift an output-side fold left behind a relu):
+    # a candidate only where every op passed passes it and none is a clamp (a max-pool, a
+    # sum), decided below.
+    shift_alone = narrowing is None and activation != top.result and unit_scale
     if narrowing is not None and not single_user(top.result):
         return rw.skip(top, reasons.ISLAND_USERS)
     wide = activation_dtype if narrowing is not None else None  # the chain's type F
@@ -821,12 +833,19 @@ def _plan(
         activation if narrowing is not None else top.result, feature,
         rw.fold_weight_arguments, wide, channels, rw.fold_narrow_weights,
     )
+    if isinstance(walked, str) and shift_alone:
+        return rw.not_candidate(top, reasons.SHIFT_ALONE)
     if isinstance(walked, str):
         return _refuse(rw, affine, walked)
     consumers, passed = walked
     narrow = next((c.dtype for c in consumers if c.rounded_again), None)
     if narrow is not None:
         rw.rounds_again(narrow)  # the report marks the fold
+    blocked = any(p.shift_factor is None for p in passed)
+    if shift_alone and (blocked or any(p.bounds is not None for p in passed)):
+        # Nothing would pass the relu (or pad, or padded pool); through a clamp the moved
+        # bounds and the bias would cancel at the size of t, for no scale moved.
+        return rw.not_candidate(top, reasons.SHIFT_ALONE)
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
@@ -847,23 +866,21 @@ def _plan(
     owns = [None] * len(consumers)
     kept_reason = None
     negative = None
-    # Only sums, transposes and reshapes passed: the shift passes them too, times what
-    # the sums add up (below).
-    blocked = any(p.shift_factor is None for p in passed)
+    # Only sums, max-pools, transposes and reshapes passed (`blocked` False): the shift
+    # passes them too, times what the sums add up (below).
     if passed and not unit_scale and not affine.constant:
         return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
     if any(p.bounds is not None for p in passed) and np.any(scale == 0):
         # A clamp's bounds move to (lo - c) / s: a dead channel has none.
         return rw.skip(top, reasons.SCALE_ZERO)
-    if blocked and not unit_scale:
-        refused = _passage_refused(passed, scale, no_shift, removed)
+    if passed and not unit_scale:
+        refused = _passage_refused(passed, scale, no_shift, removed, blocked)
         if refused is not None:
             return rw.skip(top, refused)
+    if blocked:  # (a shift alone is no candidate there: the scale is not all ones)
         if any(p.is_relu for p in passed) and np.any(scale < 0):
             negative = scale < 0
         kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
-    elif blocked:
-        kept_reason = None if no_shift else reasons.SHIFT_ALONE
     elif not no_shift and narrowing is not None:
         # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
         # mean (|t| much larger than |x * s + t|) the bias cancels all of T's digits.
@@ -922,10 +939,64 @@ def _plan(
         (c.weights if c.master is None else c.master for c in consumers), met, top.result
     ):
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
+    if (
+        not exact and unit_scale and not no_shift and not rw.fold_larger_weight_arguments
+        and _contracted_ops(plans, shift) > _removed_ops(affine)
+    ):
+        # A shift alone: one add (and its broadcast) traded for L(t, W) on every call.
+        return rw.skip(top, reasons.COST_MORE_OPS)
     return _Plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
         tuple(passed), negative, feature, clamps,
     )
+
+
+def _removed_ops(affine: AffineChain) -> int:
+    """The ops a fold of `affine` removes: its steps, and the broadcasts (of reshapes) of
+    their per-channel operands that only the step reads."""
+    removed = 0
+    for step in affine.steps:
+        removed += 1
+        for operand in step.op.operands:
+            while operand != step.down and isinstance(operand.owner, _LAYING) and single_user(operand):
+                removed += 1
+                operand = operand.owner.operands[0]
+    return removed
+
+
+_LAYING = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ReshapeOp)
+"""The ops that lay a per-channel value over an activation."""
+
+
+def _contracted_ops(plans: list[_ConsumerPlan], shift: PerChannel) -> int:
+    """The ops `_contract_in_graph` and the bias add build, in the graph, for the consumers
+    of `plans`: the `shift` made a [C] vector (a reshape, and a broadcast for a single
+    element), laid over the weights' summed dimensions (a broadcast, when there are more
+    than one), the `dot_general`, a transpose and a convert where needed, and an add into
+    the consumer's own bias (a reshape of it first where it is not [C]) or a new broadcast
+    and add."""
+    built = 0
+    for plan in plans:
+        built += _vector_ops(shift)
+        layout = plan.consumer.layout
+        weights_type = ir.RankedTensorType(plan.consumer.weights.type)
+        summed = [d for d in range(weights_type.rank) if d not in layout.kept]
+        built += 1 + (len(summed) > 1) + (list(layout.kept) != sorted(layout.kept))
+        result_element = ir.RankedTensorType(plan.consumer.linear.result.type).element_type
+        built += result_element != weights_type.element_type
+        built += 2 if plan.own is None else 1 + _vector_ops(plan.own[1])
+    return built
+
+
+def _vector_ops(value: PerChannel) -> int:
+    """The ops `FoldRewriter.vector` builds to make `value` a [C] vector: none for a
+    [C] value, a reshape for one of C elements, a reshape and a broadcast for a scalar."""
+    if not isinstance(value, Narrow):
+        return 0
+    shaped = ir.RankedTensorType(value.value.type)
+    if shaped.rank == 1:
+        return 0
+    return 1 if int(np.prod(shaped.shape)) > 1 else 2
 
 
 def _moved_clamps(
@@ -989,19 +1060,21 @@ def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
 
 
 def _passage_refused(
-    passed: list[Passed], scale: np.ndarray, no_shift: bool, removed: int
+    passed: list[Passed], scale: np.ndarray, no_shift: bool, removed: int, blocked: bool
 ) -> Reason | None:
     """Why a constant scale cannot move forward across the `passed` relus, max-pools,
-    pads and sums, with the shift kept in front: a scale is zero, a negative one meets a
-    maximum (a relu becomes a clamp instead), or the add x + t / s left in front would
-    remove no op."""
-    if np.any(scale == 0):
+    pads and sums (the shift kept in front where one of them is `blocked`): a scale is
+    zero where something blocks the shift or a maximum is passed, a negative one meets a
+    maximum (a relu becomes a clamp instead) or a leaky relu, or the add x + t / s left
+    in front would remove no op."""
+    maxima = any(p.takes_max for p in passed)
+    if (blocked or maxima) and np.any(scale == 0):
         return reasons.SCALE_ZERO
-    if np.any(scale < 0) and any(p.takes_max for p in passed):
+    if np.any(scale < 0) and maxima:
         return reasons.SCALE_NEGATIVE_POOL
     if np.any(scale < 0) and any(p.leaky for p in passed):
         return reasons.SCALE_NEGATIVE_LEAKY
-    if not no_shift and removed < 2:
+    if blocked and not no_shift and removed < 2:
         return reasons.COST_NOTHING_REMOVED
     return None
 

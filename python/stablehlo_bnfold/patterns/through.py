@@ -22,7 +22,10 @@ maximum of each window, and for s > 0 per channel, with a window of one along th
 channels, maxpool(v) * s = maxpool(v * s) exactly. Its init value pads the windows and
 starts each maximum; -inf (or the type's lowest value) is the identity of the maximum
 before and after scaling, where any other value would be scaled on one side only. So the
-scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN.
+scale also passes a VGG or ResNet stem, conv -> ReLU -> max-pool -> BN. Without the relu
+the shift passes the max-pool too, maxpool(v) + t = maxpool(v + t) exactly (rounding is
+monotonic, and -inf + t = -inf), where every window holds an element of v or the init
+value is -inf; like a sum's (below), it goes into a bias add L already has.
 
 A reshape or a transpose only moves elements. When it keeps the feature dimension whole
 (a transpose always does; a reshape, static or dynamic, when the same number of elements
@@ -114,6 +117,7 @@ from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_m
 from ..analysis.passage import feature_below as _feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
+from ..analysis.passage import max_shift_refused as _max_shift_refused
 from ..analysis.passage import pool_divisor_refused as _divisor_refused
 from ..analysis.passage import reduced_elements as _reduced_elements
 from ..analysis.passage import sliced_channels as _sliced_channels
@@ -173,12 +177,13 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     produces from its weights, mapped through P's reshapes and transposes. The scale moves
     into the weights (and the bias) before P; t stays behind it as one add, or goes into the
     bias too when P is only reshapes and transposes (and concatenates; they are linear: no
-    add is left, whatever the sign of s), or slices and sums too (a slice's s and t are 1
-    and 0 on the channels of L it drops), as t / n with n the elements each output of the
-    sums adds, where every sum adds the same number (no padding or base dilation, static
-    reduced dimensions; no count map's divide: t / m is not per-channel) and, with a sum or
-    a slice, L (and each L_i) has a bias add to take it; else t stays behind P, the report
-    noting why at its add. The fold and its skips are reported at the chain's outermost op.
+    add is left, whatever the sign of s), or slices, sums and max-pools too (a slice's s and
+    t are 1 and 0 on the channels of L it drops), as t / n with n the elements each output
+    of the sums adds, where every sum adds the same number (no padding or base dilation,
+    static reduced dimensions; no count map's divide: t / m is not per-channel), every
+    max-pool's window holds an element of v or its init value is -inf (maxpool(v + t) =
+    maxpool(v) + t) and, with a sum, a slice or a max-pool, L (and each L_i) has a bias add
+    to take it; else t stays behind P, the report noting why at its add. The fold and its skips are reported at the chain's outermost op.
 
     Activation-sized ops never increase: the chain had at least one, and what replaces
     it is at most one add (none when t is zero); the bias add of L + b stays one add. A
@@ -289,6 +294,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             return rw.skip(top, parts)
     moving_only = all(isinstance(step.op, (*_MOVING, *_SELECTING)) for step in passed)
     linear_only = all(_is_linear(step) for step in passed)
+    maxima = [step.op for step in passed if _is_max_pool_step(step)]
+    shifting = all(_is_linear(step) or _is_max_pool_step(step) for step in passed)
     sliced = any(isinstance(step.op, stablehlo.SliceOp) for step in passed)
     if not chain.constant and moving_only and _scaled_every_call_larger(weights, (scale, shift), top, rw):
         # What a fold of an argument-valued map would cost decides first: no fold would pay.
@@ -311,10 +318,15 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     # A sum or a slice makes its result smaller than L's: t / n goes only into a bias add
     # L already has (free); without one, t stays behind them as one add on the smaller
     # tensor.
-    taps = _taps(passed) if linear_only else None
-    smaller = taps is not None and (taps != 1.0 or sliced)
+    # A max-pool passes the shift too (maxpool(v + t) = maxpool(v) + t) where each window
+    # holds an element of v or its padding is -inf; its result is smaller than L's.
+    pool_refused = next((r for r in map(_max_shift_refused, maxima) if r is not None), None)
+    taps = _taps(passed) if shifting and pool_refused is None else None
+    smaller = taps is not None and (taps != 1.0 or sliced or bool(maxima))
     kept = None
-    if linear_only and taps is None:
+    if shifting and pool_refused is not None:
+        kept = pool_refused
+    elif shifting and taps is None:
         divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
         kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
     elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
@@ -473,11 +485,12 @@ def _is_linear(step: _Passed) -> bool:
 
 def _taps(passed: tuple[_Passed, ...]) -> float | None:
     """How many elements of L's result each element of the last op of `passed` adds (the
-    sums' window sizes and reduced elements multiplied; 1 with none); None where a sum
+    sums' window sizes and reduced elements multiplied; 1 with none: a max-pool's maximum
+    takes one element, shifted); None where a sum
     pool pads or dilates, or a reduced size is dynamic (the count is not one number)."""
     taps = 1.0
     for step in passed:
-        if isinstance(step.op, stablehlo.ReduceWindowOp):
+        if isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op):
             count = _sum_pool_taps(step.op)
         elif isinstance(step.op, stablehlo.ReduceOp):
             count = _reduced_elements(step.op)
@@ -489,6 +502,11 @@ def _taps(passed: tuple[_Passed, ...]) -> float | None:
             return None
         taps *= count
     return taps
+
+
+def _is_max_pool_step(step: _Passed) -> bool:
+    """Whether `step`'s op is a max-pool (a `reduce_window` maximum)."""
+    return isinstance(step.op, stablehlo.ReduceWindowOp) and not _is_sum_pool(step.op)
 
 
 def _users_reason(step: _Passed) -> Reason:
