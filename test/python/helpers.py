@@ -152,6 +152,27 @@ def fold_and_compare(
     return Compared(folded, report, errors)
 
 
+BN_OPS = {"stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.batch_norm_inference"}
+
+
+def activation_sized_bn_ops(exported) -> list[str]:
+    """Subtract/multiply/divide/batch_norm_inference ops whose result has the type of a
+    linear op's result: batch-norm work left on the activation."""
+    with make_ir_context():
+        module = ir.Module.parse(exported.mlir_module())
+        linear_types, candidates = set(), []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name in LINEAR_OPS:
+                linear_types.add(str(op.results[0].type))
+            elif op.name in BN_OPS:
+                candidates.append((op.name, str(op.results[0].type)))
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+    return [name for name, type_ in candidates if type_ in linear_types]
+
+
 AFFINE_OPS = ("stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide")
 LINEAR_OPS = ("stablehlo.convolution", "stablehlo.dot_general")
 _SEE_THROUGH = (

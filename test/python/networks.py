@@ -8,6 +8,8 @@ libraries, with seeded random weights and non-trivial statistics (no downloads).
   encoder layer with Flax's `MultiHeadDotProductAttention`, a LeViT block (every projection
   a Dense layer, a reshape or transpose and a BatchNorm), and the pre-norm transformer and LLaMA blocks
   of flax_models.py.
+- Equinox: a small ResNet (equinox_models.ResNet) whose BatchNorms debias their running
+  statistics by the batch counter in their state, in the graph.
 - torchvision through torch-mlir: DenseNet, EfficientNet-B0, MobileNetV3-small and RegNetY,
   torchvision's own classes in small configurations, exported by the checked-in script
   test/testdata/torchvision/generate.py (torch is not needed to run the tests): MLIR text as
@@ -16,7 +18,7 @@ libraries, with seeded random weights and non-trivial statistics (no downloads).
 
 Each is exported with `jax.export` in a `Variant`: weights as constants (closed over) or as
 arguments (Keras: `model.stateless_call(trainable, non_trainable, x, training=False)`,
-Flax: `model.apply(variables, x)`), a static batch of 1 or a symbolic batch
+Flax: `model.apply(variables, x)`, Equinox: `(params, state, x)`), a static batch of 1 or a symbolic batch
 (`jax.export.symbolic_shape("b")`), and f32, mixed bf16 (bf16 compute, f32 weights and norm
 statistics: Keras's "mixed_bfloat16" policy, Flax's `dtype=bfloat16`) or pure bf16
 (weights and input in bf16). The data input is always the last argument of `@main`.
@@ -53,7 +55,7 @@ from jax import export  # noqa: E402
 from stablehlo_bnfold.io import load, make_context  # noqa: E402
 from stablehlo_bnfold.verification import run_on_cpu  # noqa: E402
 
-__all__ = ["FLAX", "KERAS", "TORCHVISION", "Exported", "Variant", "export_network", "run"]
+__all__ = ["EQUINOX", "FLAX", "KERAS", "TORCHVISION", "Exported", "Variant", "export_network", "run"]
 
 BATCH = 1
 """The static batch. A symbolic batch is run with `RUN_BATCH`."""
@@ -379,6 +381,41 @@ def _export_flax(name: str, variant: Variant) -> Exported:
     return Exported(exported, _arguments(weights, shape, variant, x_dtype))
 
 
+# --- Equinox ----------------------------------------------------------------------------
+
+EQUINOX = {"equinox_resnet": ("ResNet", (3, 16, 16))}
+"""Network name: (class in equinox_models.py, input shape without the batch, CHW). Its
+BatchNorms run in mode "batch" with the counter at 3: the running statistics are
+debiased in the graph."""
+
+
+def _export_equinox(name: str, variant: Variant) -> Exported:
+    import equinox as eqx  # (only where an Equinox network is asked for)
+    import equinox_models
+
+    cls, shape = EQUINOX[name]
+    if variant.dtype != "f32":
+        raise ValueError(f"{name} is exported in f32 only")
+    model, state = equinox_models.seeded_inference(getattr(equinox_models, cls), count=3)
+    spec = _input_spec(shape, variant, np.float32)
+    if variant.weights == "constants":
+        def closed(x):
+            return jax.vmap(lambda image: model(image, state)[0])(x)
+
+        exported = export.export(jax.jit(closed))(spec)
+        weights: tuple = ()
+    else:
+        params, static = eqx.partition(model, eqx.is_array)
+
+        def applied(params, state, x):
+            network = eqx.combine(params, static)
+            return jax.vmap(lambda image: network(image, state)[0])(x)
+
+        exported = export.export(jax.jit(applied))(params, state, spec)
+        weights = (params, state)
+    return Exported(exported, _arguments(weights, shape, variant, np.float32))
+
+
 # --- shared -----------------------------------------------------------------------------
 
 
@@ -418,7 +455,7 @@ def _read_torchvision(name: str, variant: Variant) -> Exported:
 
 
 def export_network(name: str, variant: Variant) -> Exported:
-    """The network `name` (a key of KERAS, FLAX or TORCHVISION) exported in `variant`.
+    """The network `name` (a key of KERAS, FLAX, EQUINOX or TORCHVISION) exported in `variant`.
 
     >>> net = export_network("flax_resnet", Variant(weights="arguments"))   # doctest: +SKIP
     >>> run(net.exported, net.arguments(seed=0))                            # doctest: +SKIP
@@ -427,6 +464,8 @@ def export_network(name: str, variant: Variant) -> Exported:
         return _export_keras(name, variant)
     if name in TORCHVISION:
         return _read_torchvision(name, variant)
+    if name in EQUINOX:
+        return _export_equinox(name, variant)
     return _export_flax(name, variant)
 
 

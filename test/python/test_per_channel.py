@@ -92,3 +92,56 @@ def test_vector_along_refuses_a_constant_that_is_not_per_channel_and_accepts_one
     per_channel = per_channel_array(rng, (2, 8, 8, 4), 3, dtype)
     np.testing.assert_array_equal(_vector_along(per_channel, 3),
                                   per_channel[0, 0, 0].astype(np.float64))
+
+
+_DEBIAS = """
+func.func @main() -> tensor<3xf32> {{
+  %count = stablehlo.constant dense<{count}> : tensor<i32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.99> : tensor<f32>
+  %mean = stablehlo.constant dense<[0.3, -0.6, 0.9]> : tensor<3xf32>
+  %first = stablehlo.compare EQ, %count, %zero, {compare_type} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%first, %one, %debias) : (tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %m = stablehlo.divide %mean, %db : tensor<3xf32>
+  return %m : tensor<3xf32>
+}}
+func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {{
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}}
+"""
+
+
+def _debiased_mean(count: int, compare_type: str = "SIGNED") -> np.ndarray | None:
+    """per_channel_f64 of Equinox's mean / where(count == 0, 1, 1 - 0.99 ** count), the
+    returned value of `_DEBIAS`."""
+    from jaxlib.mlir import ir
+
+    from stablehlo_bnfold.analysis.per_channel import per_channel_f64
+    from stablehlo_bnfold.io import make_context
+
+    with make_context():
+        module = ir.Module.parse(_DEBIAS.format(count=count, compare_type=compare_type))
+        main = module.body.operations[0]
+        returned = main.regions[0].blocks[0].operations[-1].operands[0]
+        return per_channel_f64(returned, 0, 3)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 1000])
+def test_a_select_on_a_compare_through_a_call_is_evaluated_in_float64(count):
+    mean = np.array([0.3, -0.6, 0.9], np.float32).astype(np.float64)
+    momentum = float(np.float32(0.99))
+    expected = mean / (1.0 if count == 0 else 1.0 - momentum**count)
+    np.testing.assert_array_equal(_debiased_mean(count), expected)
+
+
+def test_a_totalorder_compare_is_not_evaluated():
+    # numpy's comparisons do not order NaNs and signed zeros as TOTALORDER does.
+    assert _debiased_mean(3, "TOTALORDER") is None

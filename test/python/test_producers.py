@@ -16,15 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax_models import Block, ConvNet, NormalizedHead, NormOnly, block_variables, export_block
-from helpers import LARGER, LINEAR_OPS, relative_error
+from helpers import LARGER, activation_sized_bn_ops, relative_error
 from jax import export
-from jax._src.interpreters.mlir import make_ir_context
-from jaxlib.mlir import ir
 
 import stablehlo_bnfold
-
-BN_OPS = {"stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide", "stablehlo.batch_norm_inference"}
-
 
 @dataclasses.dataclass(frozen=True)
 class Case:
@@ -57,24 +52,6 @@ def _export(case: Case, model: nn.Module, variables, x: np.ndarray) -> export.Ex
         symbolic_batch=case.symbolic_batch,
         platforms=case.platforms,
     )
-
-
-def activation_sized_bn_ops(exported: export.Exported) -> list[str]:
-    """Subtract/multiply/divide/batch_norm_inference ops whose result has the type of a
-    linear op's result: batch-norm work left on the activation."""
-    with make_ir_context():
-        module = ir.Module.parse(exported.mlir_module())
-        linear_types, candidates = set(), []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name in LINEAR_OPS:
-                linear_types.add(str(op.results[0].type))
-            elif op.name in BN_OPS:
-                candidates.append((op.name, str(op.results[0].type)))
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-    return [name for name, type_ in candidates if type_ in linear_types]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -213,6 +213,221 @@ func.func @fold_tf_arguments(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf
 
 // -----
 
+// Equinox BatchNorm(mode="batch") in inference with its state as arguments: the running
+// statistics are divided by a debiasing factor where(count == 0, 1, 1 - 0.99 ** count),
+// computed from the counter through compare, convert, power and a call of `_where` (a
+// select): parameters through any ops, so the kernel is scaled in the graph.
+// CHECK-LABEL: func.func @fold_statistics_debiased_by_a_counter_argument
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.subtract {{.+}} : tensor<1x3x4x4xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_statistics_debiased_by_a_counter_argument(%x: tensor<1x2x4x4xf32>, %k: tensor<3x2x1x1xf32>, %count: tensor<i32>, %mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.99> : tensor<f32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<3xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%first, %one, %debias) : (tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %m = stablehlo.divide %mean, %db : tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %centred = stablehlo.subtract %c, %mb : tensor<1x3x4x4xf32>
+  %ve = stablehlo.add %v, %eps : tensor<3xf32>
+  %sd = stablehlo.sqrt %ve : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_divisor_into_linear]
+  %y = stablehlo.divide %centred, %sb : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// The same with the counter a constant (the state closed over): the debiasing factor
+// where(2 == 0, 1, 1 - 0.5 ** 2) = 0.75 is evaluated in float64 through the compare, the
+// power and the call of `_where`, and the kernel and bias become constants.
+// CHECK-LABEL: func.func @fold_statistics_debiased_by_a_constant_counter
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x2x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<[-4.000000e-01, {{.+}}]> : tensor<3xf32>
+// CHECK:         %[[BB:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [1]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[BB]] : tensor<1x3x4x4xf32>
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_statistics_debiased_by_a_constant_counter(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.5]], [[-1.0]]], [[[2.0]], [[1.5]]], [[[0.25]], [[-0.75]]]]> : tensor<3x2x1x1xf32>
+  %count = stablehlo.constant dense<2> : tensor<i32>
+  %mean = stablehlo.constant dense<[0.3, 0.6, 0.9]> : tensor<3xf32>
+  %var = stablehlo.constant dense<[0.75, 1.5, 3.0]> : tensor<3xf32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.5> : tensor<f32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%first, %one, %debias) : (tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %m = stablehlo.divide %mean, %db : tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %centred = stablehlo.subtract %c, %mb : tensor<1x3x4x4xf32>
+  %sd = stablehlo.sqrt %v : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %y = stablehlo.divide %centred, %sb : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+func.func private @_where(%pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// As jax.export writes a symbolic batch: the batch size %b is passed to every call, here
+// `_where` and `relu`, which read it for shapes only. %b reaches the next convolution's
+// input only through `relu`'s shapes, so it is no data argument, and the statistics
+// debiased through `_where(%b, ...)` are parameters.
+// CHECK-LABEL: func.func @fold_statistics_debiased_through_calls_passed_the_batch_size
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg2, %{{.+}} : tensor<3x2x1x1xf32>
+// CHECK:         stablehlo.convolution(%arg1, %[[K]])
+// CHECK-NOT:     stablehlo.divide {{.+}} : tensor<1x3x4x4xf32>
+func.func @fold_statistics_debiased_through_calls_passed_the_batch_size(%b: tensor<i32>, %x: tensor<1x2x4x4xf32>, %k: tensor<3x2x1x1xf32>, %count: tensor<i32>, %var: tensor<3xf32>, %k2: tensor<1x3x1x1xf32>) -> tensor<1x1x4x4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %onef = stablehlo.constant dense<1.0> : tensor<f32>
+  %momentum = stablehlo.constant dense<0.99> : tensor<f32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %first = stablehlo.compare EQ, %count, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %n = stablehlo.convert %count : (tensor<i32>) -> tensor<f32>
+  %p = stablehlo.power %momentum, %n : tensor<f32>
+  %debias = stablehlo.subtract %onef, %p : tensor<f32>
+  %d = call @_where(%b, %first, %one, %debias) : (tensor<i32>, tensor<i1>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  %db = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %v = stablehlo.divide %var, %db : tensor<3xf32>
+  %sd = stablehlo.sqrt %v : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %sd, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.divide into stablehlo.convolution [fold_divisor_into_linear]
+  %y = stablehlo.divide %c, %sb : tensor<1x3x4x4xf32>
+  %r = call @relu(%b, %y) : (tensor<i32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %z = stablehlo.convolution(%r, %k2) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>) -> tensor<1x1x4x4xf32>
+  return %z : tensor<1x1x4x4xf32>
+}
+func.func private @_where(%size: tensor<i32>, %pred: tensor<i1>, %on: tensor<i32>, %off: tensor<f32>) -> tensor<f32> {
+  %on_f = stablehlo.convert %on : (tensor<i32>) -> tensor<f32>
+  %r = stablehlo.select %pred, %on_f, %off : tensor<i1>, tensor<f32>
+  return %r : tensor<f32>
+}
+func.func private @relu(%size: tensor<i32>, %v: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<1x3x4x4xf32>
+  %r = stablehlo.maximum %v, %zb : tensor<1x3x4x4xf32>
+  return %r : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// A per-channel factor chosen by a select whose predicate is a scalar compare (as
+// `jnp.where` on a scalar condition lowers, inside a call): the predicate is read as a
+// uniform value, not along the feature dimension it does not have (which crashed the
+// pass), and the factor folds.
+// CHECK-LABEL: func.func @fold_factor_selected_by_a_scalar_compare
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[C]]
+func.func @fold_factor_selected_by_a_scalar_compare(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -1.0], [1.5, 0.25]]]]> : tensor<1x1x2x2xf32>
+  %a = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %b = stablehlo.constant dense<[8.0, 16.0]> : tensor<2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %ab = stablehlo.broadcast_in_dim %a, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = call @pick(%ab, %bb) : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %s : tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+func.func private @pick(%on: tensor<1x4x4x2xf32>, %off: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.compare GT, %one, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %r = stablehlo.select %p, %on, %off : tensor<i1>, tensor<1x4x4x2xf32>
+  return %r : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A weight-normalized convolution, kernel g · v / ‖v‖ (the norm a reduce over each output
+// channel's weights, all arguments), then a per-channel scale and shift (arguments): the
+// scale folds into the computed kernel.
+// CHECK-LABEL: func.func @fold_scale_into_a_weight_normalized_kernel
+// CHECK:         stablehlo.divide
+// CHECK:         %[[W:.+]] = stablehlo.multiply %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.multiply %[[W]], %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         return %[[Y]]
+func.func @fold_scale_into_a_weight_normalized_kernel(%x: tensor<1x4x4x2xf32>, %v: tensor<1x1x2x3xf32>, %g: tensor<3xf32>, %s: tensor<3xf32>, %t: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %v, %v : tensor<1x1x2x3xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<1x1x2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %norm = stablehlo.sqrt %ss : tensor<3xf32>
+  %nb = stablehlo.broadcast_in_dim %norm, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+  %unit = stablehlo.divide %v, %nb : tensor<1x1x2x3xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+  %w = stablehlo.multiply %unit, %gb : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %n = stablehlo.multiply %c, %sb : tensor<1x4x4x3xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %n, %tb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// Weight normalization applied after the convolution, conv(x, v) · g / ‖v‖: the factor
+// is a reduce over the weights (arguments), a parameter, and folds into them.
+// CHECK-LABEL: func.func @fold_weight_norm_applied_as_an_output_scale
+// CHECK:         stablehlo.reduce
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         return %[[C]]
+func.func @fold_weight_norm_applied_as_an_output_scale(%x: tensor<1x4x4x2xf32>, %v: tensor<1x1x2x3xf32>, %g: tensor<3xf32>) -> tensor<1x4x4x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %v, %v : tensor<1x1x2x3xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<1x1x2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %norm = stablehlo.sqrt %ss : tensor<3xf32>
+  %f = stablehlo.divide %g, %norm : tensor<3xf32>
+  %c = stablehlo.convolution(%x, %v) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %fb = stablehlo.broadcast_in_dim %f, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %fb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // Multi-platform export: the convolution is lowered once per platform inside a case; each
 // branch's kernel is scaled.
 // CHECK-LABEL: func.func @fold_through_case_branches
@@ -513,6 +728,88 @@ func.func @no_fold_gate_computed_from_the_data(%x: tensor<1x4x4x2xf32>) -> tenso
   // REPORT: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
   %y = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
   return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A per-channel factor computed elementwise from the data input itself (at batch 1 and a
+// 1x1 spatial size, shaped like a parameter): the convolution reads %x as its input, so
+// %x is data, and so is the factor. Folded, it would make the kernel a run-time value.
+// CHECK-LABEL: func.func @no_fold_factor_computed_elementwise_from_the_data_input
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_factor_computed_elementwise_from_the_data_input(%x: tensor<1x1x1x2xf32>, %k: tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32>
+  %g = stablehlo.logistic %x : tensor<1x1x1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 1, 2, 3] : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x1x1x2xf32>
+  return %y : tensor<1x1x1x2xf32>
+}
+
+// -----
+
+// A squeeze-excite gate at a 1x1 spatial size, its dense layer's weights an argument:
+// sigmoid(mean(x) @ w) goes through a call (as jax.export writes `jax.nn.sigmoid`), a
+// reduce and a dot_general, any of which a parameter may pass, but reads the data.
+// CHECK-LABEL: func.func @no_fold_gate_at_1x1_through_a_call_of_weight_arguments
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_gate_at_1x1_through_a_call_of_weight_arguments(%x: tensor<1x1x1x2xf32>, %k: tensor<1x1x2x2xf32>, %w: tensor<2x2xf32>) -> tensor<1x1x1x2xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x1x1x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %e = stablehlo.dot_general %sum, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %g = call @sigmoid(%e) : (tensor<1x2xf32>) -> tensor<1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %g, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %c, %gb : tensor<1x1x1x2xf32>
+  return %y : tensor<1x1x1x2xf32>
+}
+func.func private @sigmoid(%v: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  %r = stablehlo.logistic %v : tensor<1x2xf32>
+  return %r : tensor<1x2xf32>
+}
+
+// -----
+
+// A per-token statistic of one token, a scalar: x * rsqrt(mean(x * x)) before a dense
+// layer whose weights are an argument (an RMSNorm without its scale). The statistic is a
+// reduce of the data, not a parameter.
+// CHECK-LABEL: func.func @no_fold_per_token_statistic_of_one_token
+// CHECK:         stablehlo.rsqrt
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %arg0, %{{.+}} : tensor<1x1x2xf32>
+// CHECK:         stablehlo.dot_general %[[Y]], %arg1
+func.func @no_fold_per_token_statistic_of_one_token(%x: tensor<1x1x2xf32>, %w: tensor<2x3xf32>) -> tensor<1x1x3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %x, %x : tensor<1x1x2xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x1x2xf32>, tensor<f32>) -> tensor<1x1xf32>
+  %r = stablehlo.rsqrt %ss : tensor<1x1xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<1x1xf32>) -> tensor<1x1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_input_affine_into_dot_general]
+  %y = stablehlo.multiply %x, %rb : tensor<1x1x2xf32>
+  %d = stablehlo.dot_general %y, %w, contracting_dims = [2] x [0] : (tensor<1x1x2xf32>, tensor<2x3xf32>) -> tensor<1x1x3xf32>
+  return %d : tensor<1x1x3xf32>
+}
+
+// -----
+
+// Attention weights of one query and one key, a scalar exp(q · k) computed from the token
+// by dense layers whose weights are arguments, multiplied into the value projection: the
+// weight reads the data, and stays.
+// CHECK-LABEL: func.func @no_fold_attention_weight_of_one_token
+// CHECK:         %[[V:.+]] = stablehlo.dot_general %arg0, %arg3
+// CHECK:         stablehlo.multiply %[[V]]
+func.func @no_fold_attention_weight_of_one_token(%x: tensor<1x2xf32>, %wq: tensor<2x2xf32>, %wk: tensor<2x2xf32>, %wv: tensor<2x2xf32>) -> tensor<1x2xf32> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  %logit = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1xf32>
+  %p = stablehlo.exponential %logit : tensor<1xf32>
+  %pb = stablehlo.broadcast_in_dim %p, dims = [0] : (tensor<1xf32>) -> tensor<1x2xf32>
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x2xf32>) -> tensor<1x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %y = stablehlo.multiply %v, %pb : tensor<1x2xf32>
+  return %y : tensor<1x2xf32>
 }
 
 // -----

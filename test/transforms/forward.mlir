@@ -943,6 +943,179 @@ func.func @no_fold_reshape_merging_the_feature(%arg0: tensor<2x4xf32>) -> (tenso
 
 // -----
 
+// torch.export's nn.Linear on a 4-D activation, view(-1, C) then mm: the reshape merges
+// the batch and spatial dimensions before the channels and keeps the channels whole.
+// The whole map folds into the Dense: its scale into the weights, its shift into a bias.
+// CHECK-LABEL: func.func @fold_through_reshape_merging_the_leading_dimensions(
+// CHECK:         %[[F:.+]] = stablehlo.reshape %arg0 : (tensor<1x2x3x4xf32>) -> tensor<6x4xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[F]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         stablehlo.add %[[D]], %{{.+}} : tensor<6x3xf32>
+// CHECK-NOT:     stablehlo.multiply
+func.func @fold_through_reshape_merging_the_leading_dimensions(%arg0: tensor<1x2x3x4xf32>) -> tensor<6x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5, -2.0, 1.0]> : tensor<4xf32>
+  %shift = stablehlo.constant dense<[0.125, -0.25, 0.5, 1.0]> : tensor<4xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<4xf32>) -> tensor<1x2x3x4xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<4xf32>) -> tensor<1x2x3x4xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x3x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.reshape [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x2x3x4xf32>
+  %f = stablehlo.reshape %y : (tensor<1x2x3x4xf32>) -> tensor<6x4xf32>
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<6x4xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>
+  return %d : tensor<6x3xf32>
+}
+
+// -----
+
+// The same view(-1, C) with a symbolic batch: a dynamic reshape merging the batch and
+// spatial dimensions, the channels whole.
+// CHECK-LABEL: func.func @fold_through_dynamic_reshape_merging_the_leading_dimensions(
+// CHECK:         %[[F:.+]] = stablehlo.dynamic_reshape %arg0, %{{.+}} : (tensor<?x2x3x4xf32>, tensor<2xi32>) -> tensor<?x4xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %[[F]], %{{.+}}, contracting_dims = [1] x [0]
+// CHECK:         stablehlo.add %[[D]], %{{.+}} : tensor<?x3xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}}xf32>
+func.func @fold_through_dynamic_reshape_merging_the_leading_dimensions(%arg0: tensor<?x2x3x4xf32>) -> tensor<?x3xf32> {
+  %inv = stablehlo.constant dense<[[[[1.5, 0.5, -2.0, 1.0]]]]> : tensor<1x1x1x4xf32>
+  %shift = stablehlo.constant dense<[[[[0.125, -0.25, 0.5, 1.0]]]]> : tensor<1x1x1x4xf32>
+  %b = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x2x3x4xf32>) -> tensor<i32>
+  %b1 = stablehlo.reshape %b : (tensor<i32>) -> tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %c3 = stablehlo.constant dense<3> : tensor<1xi32>
+  %c4 = stablehlo.constant dense<4> : tensor<1xi32>
+  %shape = stablehlo.concatenate %b1, %c2, %c3, %c4, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<4xi32>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %shape, dims = [0, 1, 2, 3] : (tensor<1x1x1x4xf32>, tensor<4xi32>) -> tensor<?x2x3x4xf32>
+  %s = stablehlo.dynamic_broadcast_in_dim %shift, %shape, dims = [0, 1, 2, 3] : (tensor<1x1x1x4xf32>, tensor<4xi32>) -> tensor<?x2x3x4xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<?x2x3x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.dynamic_reshape [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<?x2x3x4xf32>
+  %six = stablehlo.constant dense<6> : tensor<i32>
+  %rows = stablehlo.multiply %b, %six : tensor<i32>
+  %rows1 = stablehlo.reshape %rows : (tensor<i32>) -> tensor<1xi32>
+  %flat_shape = stablehlo.concatenate %rows1, %c4, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %f = stablehlo.dynamic_reshape %y, %flat_shape : (tensor<?x2x3x4xf32>, tensor<2xi32>) -> tensor<?x4xf32>
+  %w = stablehlo.constant dense<[[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [1.0, 1.0, 1.0], [-2.0, 0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %f, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  return %d : tensor<?x3xf32>
+}
+
+// -----
+
+// timm's ConvNeXt with weights as arguments: a channels-last LayerNorm's gamma and beta,
+// a permute to channels-first, a 1x1 convolution. A transpose only moves elements: a
+// scale of any sign passes it, computed in the graph, and so does the shift.
+// CHECK-LABEL: func.func @fold_argument_norm_through_transpose(
+// CHECK:         %[[T:.+]] = stablehlo.transpose %arg0, dims = [0, 3, 1, 2]
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg3, %{{.+}} : tensor<3x4x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[T]], %[[K]])
+// CHECK:         stablehlo.add %[[C]], %{{.+}} : tensor<1x3x2x3xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}} tensor<1x
+func.func @fold_argument_norm_through_transpose(%arg0: tensor<1x2x3x4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xf32>, %arg3: tensor<3x4x1x1xf32>) -> tensor<1x3x2x3xf32> {
+  %g = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<4xf32>) -> tensor<1x2x3x4xf32>
+  %b = stablehlo.broadcast_in_dim %arg2, dims = [3] : (tensor<4xf32>) -> tensor<1x2x3x4xf32>
+  %m = stablehlo.multiply %arg0, %g : tensor<1x2x3x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.transpose [fold_input_affine_into_conv]
+  %y = stablehlo.add %m, %b : tensor<1x2x3x4xf32>
+  %t = stablehlo.transpose %y, dims = [0, 3, 1, 2] : (tensor<1x2x3x4xf32>) -> tensor<1x4x2x3xf32>
+  %c = stablehlo.convolution(%t, %arg3) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x2x3xf32>, tensor<3x4x1x1xf32>) -> tensor<1x3x2x3xf32>
+  return %c : tensor<1x3x2x3xf32>
+}
+
+// -----
+
+// A scale that is an argument before a zero pad: pad(v * s, 0) = pad(v, 0) * s for any
+// s, so its sign does not matter; it folds into the kernel (an argument), computed in
+// the graph.
+// CHECK-LABEL: func.func @fold_argument_scale_through_pad(
+// CHECK:         %[[P:.+]] = stablehlo.pad %arg0, %{{.+}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg2, %{{.+}} : tensor<3x3x3x2xf32>
+// CHECK:         stablehlo.convolution(%[[P]], %[[K]])
+// CHECK-NOT:     stablehlo.multiply {{.+}} tensor<1x
+func.func @fold_argument_scale_through_pad(%arg0: tensor<1x8x8x3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<3x3x3x2xf32>) -> tensor<1x8x8x2xf32> {
+  %g = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<3xf32>) -> tensor<1x8x8x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.pad [fold_input_affine_into_conv]
+  %m = stablehlo.multiply %arg0, %g : tensor<1x8x8x3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %m, %z, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x8x8x3xf32>, tensor<f32>) -> tensor<1x10x10x3xf32>
+  %c = stablehlo.convolution(%p, %arg2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x10x10x3xf32>, tensor<3x3x3x2xf32>) -> tensor<1x8x8x2xf32>
+  return %c : tensor<1x8x8x2xf32>
+}
+
+// -----
+
+// Keras's input Normalization before ZeroPadding2D with weights as arguments: the scale
+// passes the pad, but the shift cannot (the padding is not shifted); it would stay in
+// front as x + t / s, which needs constants.
+// CHECK-LABEL: func.func @no_fold_argument_normalization_through_pad(
+// CHECK:         stablehlo.divide
+func.func @no_fold_argument_normalization_through_pad(%arg0: tensor<1x8x8x3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<3xf32>, %arg3: tensor<3x3x3x2xf32>) -> tensor<1x8x8x2xf32> {
+  %mb = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<3xf32>) -> tensor<1x8x8x3xf32>
+  %sb = stablehlo.broadcast_in_dim %arg2, dims = [3] : (tensor<3xf32>) -> tensor<1x8x8x3xf32>
+  %c = stablehlo.subtract %arg0, %mb : tensor<1x8x8x3xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.divide: the shift stays in front and the weights or scale are not constants [fold_input_affine_into_conv]
+  %n = stablehlo.divide %c, %sb : tensor<1x8x8x3xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %n, %z, low = [0, 1, 1, 0], high = [0, 1, 1, 0], interior = [0, 0, 0, 0] : (tensor<1x8x8x3xf32>, tensor<f32>) -> tensor<1x10x10x3xf32>
+  %o = stablehlo.convolution(%p, %arg3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x10x10x3xf32>, tensor<3x3x3x2xf32>) -> tensor<1x8x8x2xf32>
+  return %o : tensor<1x8x8x2xf32>
+}
+
+// -----
+
+// A scale that is an argument before a slice of the channels: its values would have to
+// be laid over the channels the slice keeps in the graph.
+// CHECK-LABEL: func.func @no_fold_argument_scale_through_slice_of_channels(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_argument_scale_through_slice_of_channels(%arg0: tensor<8x4xf32>, %arg1: tensor<4xf32>, %arg2: tensor<2x3xf32>) -> tensor<8x3xf32> {
+  %g = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<4xf32>) -> tensor<8x4xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants are laid over the channels a slice or concatenate keeps [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %g : tensor<8x4xf32>
+  %s = stablehlo.slice %m [0:8, 1:3] : (tensor<8x4xf32>) -> tensor<8x2xf32>
+  %d = stablehlo.dot_general %s, %arg2, contracting_dims = [1] x [0] : (tensor<8x2xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+  return %d : tensor<8x3xf32>
+}
+
+// -----
+
+// A constant scale with a shift that is an argument before a clamp: the clamp's bounds
+// would move by the shift, computed in the graph.
+// CHECK-LABEL: func.func @no_fold_argument_shift_through_clamp(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_argument_shift_through_clamp(%arg0: tensor<8x2xf32>, %arg1: tensor<2xf32>) -> tensor<8x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<2xf32>) -> tensor<8x2xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<2xf32>) -> tensor<8x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<8x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel shift is not a constant: the clamp's bounds cannot move by it [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<8x2xf32>
+  %lo = stablehlo.constant dense<0.0> : tensor<f32>
+  %hi = stablehlo.constant dense<6.0> : tensor<f32>
+  %r = stablehlo.clamp %lo, %y, %hi : (tensor<f32>, tensor<8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<8x2xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+  return %d : tensor<8x3xf32>
+}
+
+// -----
+
+// A shift that is an argument before a global sum: it would pass as n * t, computed in
+// the graph.
+// CHECK-LABEL: func.func @no_fold_argument_shift_through_global_sum(
+// CHECK:         stablehlo.multiply %arg0
+func.func @no_fold_argument_shift_through_global_sum(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<2xf32>, %arg2: tensor<2xf32>) -> tensor<1x3xf32> {
+  %i = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %arg2, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale or shift is not a constant: only constants pass a sum pool or reduce [fold_input_affine_into_dot_general]
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.reduce(%y init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %p, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
 // A global max pool (reduce maximum from -inf over H and W) passes a positive scale like
 // a max-pool, and the shift too (max(v + t) = max(v) + t): both fold into the Dense, the
 // shift as a bias add after it, on the pooled vector.

@@ -1029,6 +1029,76 @@ func.func @fold_conv_sum_pool_divided_by_a_map_keeps_the_shift(%arg0: tensor<1x4
 
 // -----
 
+// The scale after the transpose is a function argument: a transpose only moves
+// elements, so it passes, computed in the graph, into the kernel (channel for channel).
+// CHECK-LABEL: func.func @fold_transpose_scale_argument(
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %arg1, dims = [3] : (tensor<3xf32>) -> tensor<2x2x2x3xf32>
+// CHECK:         %[[K:.+]] = stablehlo.multiply %{{.+}}, %[[S]] : tensor<2x2x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[T:.+]] = stablehlo.transpose %[[C]], dims = [0, 3, 1, 2]
+// CHECK-NOT:     stablehlo.multiply
+// CHECK:         return %[[T]]
+func.func @fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution through stablehlo.transpose [fold_scale_through_relu]
+  %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// LeViT's Linear -> flatten -> BatchNorm1d with the statistics as arguments: the batch
+// norm, computed in the graph, passes the reshape whole, into the weights and the bias.
+// CHECK-LABEL: func.func @fold_batch_norm_arguments_through_reshape(
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<8x6xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], contracting_dims = [2] x [0]
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<2x4x6xf32>
+// CHECK:         %[[R:.+]] = stablehlo.reshape %[[A]] : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
+// CHECK-NOT:     batch_norm_inference
+// CHECK:         return %[[R]]
+func.func @fold_batch_norm_arguments_through_reshape(%arg0: tensor<2x4x8xf32>, %arg1: tensor<8x6xf32>, %arg2: tensor<6xf32>, %arg3: tensor<6xf32>, %arg4: tensor<6xf32>, %arg5: tensor<6xf32>) -> tensor<8x6xf32> {
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [2] x [0] : (tensor<2x4x8xf32>, tensor<8x6xf32>) -> tensor<2x4x6xf32>
+  %r = stablehlo.reshape %d : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:9: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %bn = "stablehlo.batch_norm_inference"(%r, %arg2, %arg3, %arg4, %arg5) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<8x6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<8x6xf32>
+  return %bn : tensor<8x6xf32>
+}
+
+// -----
+
+// The same in Flax's form, the statistics' arithmetic computed after the reshape:
+// (y - mean) * (rsqrt(var + eps) * scale) + bias, every value an argument. The fold is
+// built before the chain, where those values are defined (built before the reshape, it
+// read them before their definition).
+// CHECK-LABEL: func.func @fold_flax_batch_norm_arguments_through_reshape(
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<8x6xf32>
+// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], contracting_dims = [2] x [0]
+// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<2x4x6xf32>
+// CHECK:         %[[R:.+]] = stablehlo.reshape %[[A]] : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
+// CHECK-NOT:     stablehlo.multiply {{.+}} : tensor<8x6xf32>
+// CHECK:         return %[[R]]
+func.func @fold_flax_batch_norm_arguments_through_reshape(%arg0: tensor<2x4x8xf32>, %arg1: tensor<8x6xf32>, %scale: tensor<6xf32>, %bias: tensor<6xf32>, %mean: tensor<6xf32>, %var: tensor<6xf32>) -> tensor<8x6xf32> {
+  %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [2] x [0] : (tensor<2x4x8xf32>, tensor<8x6xf32>) -> tensor<2x4x6xf32>
+  %r = stablehlo.reshape %d : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [1] : (tensor<6xf32>) -> tensor<8x6xf32>
+  %c = stablehlo.subtract %r, %mb : tensor<8x6xf32>
+  %eps = stablehlo.constant dense<1.0e-05> : tensor<6xf32>
+  %ve = stablehlo.add %var, %eps : tensor<6xf32>
+  %rs = stablehlo.rsqrt %ve : tensor<6xf32>
+  %inv = stablehlo.multiply %rs, %scale : tensor<6xf32>
+  %ib = stablehlo.broadcast_in_dim %inv, dims = [1] : (tensor<6xf32>) -> tensor<8x6xf32>
+  %m = stablehlo.multiply %c, %ib : tensor<8x6xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<6xf32>) -> tensor<8x6xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  %y = stablehlo.add %m, %bb : tensor<8x6xf32>
+  return %y : tensor<8x6xf32>
+}
+
+// -----
+
 // Not a candidate here: only a VALID convolution reads the batch norm, and the input side
 // folds all of it (scale and shift) into that convolution, leaving no add; this pattern
 // would leave one behind the relu.
@@ -1207,6 +1277,26 @@ func.func @no_fold_weights_are_activations(%arg0: tensor<2x4xf32>, %arg1: tensor
   // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.batch_norm_inference: weights are computed by a linear op: the op would only move onto them [fold_scale_through_relu]
   %y = "stablehlo.batch_norm_inference"(%r, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// Attention's scores q . k^T reshaped to add a leading 1, then scaled by 1 / sqrt(d): a
+// scalar is per-channel along every dimension, and the one the reshape keeps whole says
+// why it stays (the same as without the reshape), not the size-1 dimension it adds.
+// CHECK-LABEL: func.func @no_fold_attention_scores_reshaped_then_scaled(
+// CHECK:         stablehlo.multiply
+func.func @no_fold_attention_scores_reshaped_then_scaled(%arg0: tensor<4x8xf32>, %arg1: tensor<8x8xf32>, %arg2: tensor<8x8xf32>) -> tensor<1x4x4xf32> {
+  %q = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %k = stablehlo.dot_general %arg0, %arg2, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %kt = stablehlo.transpose %k, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %s = stablehlo.dot_general %q, %kt, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %r = stablehlo.reshape %s : (tensor<4x4xf32>) -> tensor<1x4x4xf32>
+  %c = stablehlo.constant dense<0.125> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<1x4x4xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: weights are computed by a linear op: the op would only move onto them [fold_scale_through_relu]
+  %y = stablehlo.multiply %r, %cb : tensor<1x4x4xf32>
+  return %y : tensor<1x4x4xf32>
 }
 
 // -----
@@ -1404,17 +1494,20 @@ func.func @no_fold_reshape_other_users(%arg0: tensor<2x5x4xf32>) -> (tensor<10x3
 
 // -----
 
-// The scale after the transpose is a function argument: only constants are moved.
-// CHECK-LABEL: func.func @no_fold_transpose_scale_argument(
+// A scale that is an argument after a concatenate of linear ops: each would take its
+// range of it, picked in the graph.
+// CHECK-LABEL: func.func @no_fold_concatenate_scale_argument(
 // CHECK:         stablehlo.multiply
-func.func @no_fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3xf32>) -> tensor<1x3x4x4xf32> {
-  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
-  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
-  %t = stablehlo.transpose %c, dims = [0, 3, 1, 2] : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
-  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<1x3x4x4xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
-  %y = stablehlo.multiply %t, %s : tensor<1x3x4x4xf32>
-  return %y : tensor<1x3x4x4xf32>
+func.func @no_fold_concatenate_scale_argument(%arg0: tensor<8x4xf32>, %arg1: tensor<5xf32>) -> tensor<8x5xf32> {
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0], [-0.5, 0.25, 0.125], [1.0, -0.75, 0.5]]> : tensor<4x3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+  %v = stablehlo.constant dense<[[0.5, -0.25], [0.75, 0.5], [-0.5, 0.25], [1.0, -0.75]]> : tensor<4x2xf32>
+  %e = stablehlo.dot_general %arg0, %v, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %c = stablehlo.concatenate %d, %e, dim = 1 : (tensor<8x3xf32>, tensor<8x2xf32>) -> tensor<8x5xf32>
+  %s = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<5xf32>) -> tensor<8x5xf32>
+  // REPORT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel scale or shift is not a constant: only constants pass a concatenate [fold_scale_through_relu]
+  %y = stablehlo.multiply %c, %s : tensor<8x5xf32>
+  return %y : tensor<8x5xf32>
 }
 
 // -----

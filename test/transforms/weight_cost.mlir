@@ -294,8 +294,8 @@ func.func @no_fold_input_side_shift_contracted_with_larger_weights(%x: tensor<1x
 
 // LeViT's channels-first Linear_BN with weights and statistics as arguments: a fold
 // through the transpose would scale the 48 weights in the graph on every call for a
-// 6-element activation, which the cost rule refuses before asking whether an argument
-// scale may pass a transpose (with the option, that is why it stays: only constants do).
+// 6-element activation, which the cost rule refuses (with the option, it folds: a
+// transpose passes values computed in the graph).
 // CHECK-LABEL: func.func @no_fold_through_transpose_weights_larger(
 // CHECK:         stablehlo.transpose
 // CHECK:         stablehlo.multiply
@@ -306,7 +306,7 @@ func.func @no_fold_through_transpose_weights_larger(%x: tensor<1x2x16xf32>, %w: 
   %m = stablehlo.multiply %p, %sb : tensor<1x3x2xf32>
   %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<3xf32>) -> tensor<1x3x2xf32>
   // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_scale_through_relu]
-  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: per-channel scale or shift is not a constant: only constants pass a reshape [fold_scale_through_relu]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.dot_general through stablehlo.transpose [fold_scale_through_relu]
   %y = stablehlo.add %m, %tb : tensor<1x3x2xf32>
   return %y : tensor<1x3x2xf32>
 }

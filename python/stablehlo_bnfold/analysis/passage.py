@@ -70,7 +70,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from ..constants import constant_f64, dimensions, float_dtype
 from ..fold import reasons
-from ..fold.affine_map import computed_from_constants
+from ..fold.affine_map import NOT_FUNCTIONS_OF_OPERANDS, computed_from_constants
 from ..fold.reasons import Reason
 from ..report import op_key
 from .per_channel import per_channel_f64, uniform_f64
@@ -85,6 +85,7 @@ __all__ = [
     "called_body",
     "called_maximum",
     "called_relu6",
+    "callee_body",
     "called_leaky_relu",
     "callees_read_once",
     "clamp_bound_f64",
@@ -100,6 +101,8 @@ __all__ = [
     "max_shift_refused",
     "passed_by",
     "pool_divisor_refused",
+    "pure_callee",
+    "read_once_a_run",
     "reduced_elements",
     "sliced_channels",
     "sum_pool_refused",
@@ -672,7 +675,7 @@ def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     callee takes as many arguments as the call passes; else None."""
     if not _fed_from_below(call):
         return None
-    return _callee_body(call)
+    return callee_body(call)
 
 
 _Read = TypeVar("_Read")
@@ -697,7 +700,7 @@ def read_callee_once(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.
 
 def _callee_read(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
     """`read(block, returned)` of the function `call` calls, by the name `what`, when
-    `_callee_body` finds its body; else None."""
+    `callee_body` finds its body; else None."""
     found = _looked_up(call, what, lambda function: _read_body(function, read))
     if found is None or found[1] != len(call.operands):
         return None
@@ -722,7 +725,7 @@ def _fed_from_below(call: func.CallOp) -> bool:
     return any(v.type == result_type and type(v.owner) in _BELOW for v in call.operands)
 
 
-def _callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
+def callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
     """The body of the function `call` calls and the one value it returns, when it takes
     as many arguments as the call passes; else None."""
     return _callee_read(call, "body", lambda block, returned: (block, returned))
@@ -809,6 +812,19 @@ def _looked_up(call: func.CallOp, what: str, read):
 
 _MISSING = object()
 """Not looked up yet (a read may be None)."""
+
+
+def read_once_a_run(key: tuple, read: Callable[[], _Read]) -> _Read:
+    """`read()`, once a pass run for `key` inside `callees_read_once` (the first answer
+    kept: what the module as given says, not what the rewrites made of it so far); on
+    every call outside it. `key` must not hold op handles (`op_key` addresses instead)."""
+    found = _callees.get()
+    if found is None:
+        return read()
+    value = found.get(key, _MISSING)
+    if value is _MISSING:
+        value = found[key] = read()
+    return value
 
 
 def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
@@ -903,7 +919,7 @@ def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:
         return owner.pred, owner.on_true, owner.on_false
     if not isinstance(owner, func.CallOp) or len(owner.operands) < 3 or len(owner.results) != 1:
         return None
-    body = _callee_body(owner)  # as many arguments as the call passes
+    body = callee_body(owner)  # as many arguments as the call passes
     if body is None or not _selects_last_three(*body):
         return None
     return tuple(owner.operands)[len(owner.operands) - 3:]
@@ -988,4 +1004,32 @@ def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, fl
             number, lo = argument_number(v, block), uniform_f64(lower)
             if number is not None and lo is not None:
                 found.append((number, lo, hi))
+    return found
+
+
+def pure_callee(call: func.CallOp, depth: int = 8) -> bool:
+    """Whether the function `call` calls computes its results from its arguments alone: it
+    holds no op of `affine_map.NOT_FUNCTIONS_OF_OPERANDS` (a random number, a custom
+    call, control flow) and calls only such functions, `depth` calls deep at most. A
+    function reads nothing but its arguments and constants, so a call of a pure one
+    depends on its operands only (jax.export's `call @_where`, `call @relu`). Read once
+    a pass run per function inside `callees_read_once`."""
+    return bool(_looked_up(call, "pure", lambda function: _pure(function, depth)))
+
+
+def _pure(function: func.FuncOp | None, depth: int) -> bool:
+    if function is None or depth <= 0:
+        return False
+    found = True
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        if op.name in NOT_FUNCTIONS_OF_OPERANDS or (
+            op.name == "func.call" and not pure_callee(op.opview, depth - 1)
+        ):
+            found = False
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    function.operation.walk(visit)
     return found

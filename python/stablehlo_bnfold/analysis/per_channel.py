@@ -3,18 +3,23 @@
 A value is *per-channel* for a result dimension when it is a constant (seen through
 `broadcast_in_dim`, `dynamic_broadcast_in_dim`, `reshape` and `convert`) whose values vary
 only along that dimension, or a small elementwise expression of such values (add,
-subtract, multiply, divide, power, negate, sqrt, rsqrt), evaluated here in float64.
+subtract, multiply, divide, power, negate, sqrt, rsqrt, a select on a compare of such
+values or integer constants, a call of a function that returns one of its arguments'
+such expression: Equinox's `where(count == 0, 1, 1 - momentum ** count)` through
+`call @_where`), evaluated here in float64.
 A per-channel value that is not a constant (weights passed as function arguments) is a
 `Narrow` value broadcast to the activation.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import arith, stablehlo
+from jaxlib.mlir.dialects import arith, func, stablehlo
 
 from ..constants import constant_attr, dense_attr_of, dimensions, float_dtype, read_dense, round_to
 
@@ -133,11 +138,16 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
         return None
     owner = value.owner
     if not isinstance(owner, ir.OpView):
-        return None  # a block argument: no constant
+        with _in_caller(value) as operand:  # a callee's argument: the call's operand
+            return None if operand is None else _per_channel(operand, feature)
     if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
         return _through_broadcast(owner, feature)
     if type(owner) in BINARY_UFUNC or type(owner) in UNARY_UFUNC:
         return _elementwise(owner, feature)
+    if isinstance(owner, stablehlo.SelectOp):
+        return _select(owner, feature)
+    if isinstance(owner, func.CallOp):
+        return _through_call(owner, feature)
     if isinstance(owner, stablehlo.ReshapeOp):
         return _through_reshape(owner, feature)
     if isinstance(owner, stablehlo.ConvertOp):
@@ -166,6 +176,9 @@ def _integers_along(value: ir.Value, feature: int | None) -> np.ndarray | None:
     (|v| <= 2**53): torch-mlir writes a scalar as `arith.constant dense<6> : tensor<1xi64>`
     converted to the float type (hardswish's 6, addmm's alpha). The convert above rounds
     them to its type as the op would. Booleans (i1) are not numbers here."""
+    if not isinstance(value.owner, ir.OpView):
+        with _in_caller(value) as operand:
+            return None if operand is None else _integers_along(operand, feature)
     attr = constant_attr(value)
     if attr is None:
         return None
@@ -178,6 +191,89 @@ def _integers_along(value: ir.Value, feature: int | None) -> np.ndarray | None:
     if array.size and np.max(np.abs(array.astype(np.float64))) > 2.0**53:
         return None
     return _vector_along(array.astype(np.float64), feature)
+
+
+_CALLS: list[tuple[ir.Block, tuple[ir.Value, ...]]] = []
+"""The calls `_through_call` is evaluating, innermost last: the callee's block and the
+call's operands, which its arguments stand for."""
+
+
+def _through_call(call: func.CallOp, feature: int | None) -> np.ndarray | None:
+    """The value the function `call` calls returns, evaluated with its arguments bound to
+    the call's operands (`_in_caller`); None where its body is not one block returning one
+    value, or calls nest more than 8 deep."""
+    from .passage import callee_body  # (passage reads this module)
+
+    body = callee_body(call)
+    if body is None or len(_CALLS) >= 8:
+        return None
+    _CALLS.append((body[0], tuple(call.operands)))
+    try:
+        return _per_channel(body[1], feature)
+    finally:
+        _CALLS.pop()
+
+
+@contextlib.contextmanager
+def _in_caller(argument: ir.Value) -> Iterator[ir.Value | None]:
+    """The call operand that the block argument `argument` of the innermost evaluated
+    call's callee stands for, read in the caller (that call set aside meanwhile); None
+    for any other block argument (a function's own: no constant)."""
+    if not _CALLS or argument.owner != _CALLS[-1][0]:
+        yield None
+        return
+    frame = _CALLS.pop()
+    try:
+        yield frame[1][ir.BlockArgument(argument).arg_number]
+    finally:
+        _CALLS.append(frame)
+
+
+_COMPARE = {
+    "EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+    "GT": np.greater, "GE": np.greater_equal,
+}
+
+
+def _select(op: stablehlo.SelectOp, feature: int | None) -> np.ndarray | None:
+    """select(pred, a, b) on per-channel values, pred a compare of per-channel values or
+    integer constants (`_predicate`). A scalar pred (jnp.where on a scalar condition) must
+    be uniform: it has no dimension `feature` (reading one past its rank crashed the
+    bindings)."""
+    pred_type, result_type = ir.ShapedType(op.pred.type), ir.ShapedType(op.result.type)
+    pred = _predicate(op.pred, feature if pred_type.rank == result_type.rank else None)
+    on_true = _per_channel(op.on_true, feature) if pred is not None else None
+    on_false = _per_channel(op.on_false, feature) if on_true is not None else None
+    if on_false is None or len({pred.shape[0], on_true.shape[0], on_false.shape[0]} - {1}) > 1:
+        return None
+    return np.where(pred, on_true, on_false)
+
+
+def _predicate(value: ir.Value, feature: int | None) -> np.ndarray | None:
+    """A boolean per-channel value: a `compare` (not TOTALORDER, which orders NaNs and
+    signed zeros as numpy does not) of per-channel values or integer constants (exact in
+    float64 up to 2**53)."""
+    if not isinstance(value.owner, ir.OpView):
+        with _in_caller(value) as operand:
+            return None if operand is None else _predicate(operand, feature)
+    op = value.owner
+    if not isinstance(op, stablehlo.CompareOp):
+        return None
+    kind = op.compare_type
+    if kind is not None and "TOTALORDER" in str(kind):
+        return None
+    direction = str(op.comparison_direction).rsplit(" ", 1)[-1].rstrip(">")
+    sides = []
+    for operand in (op.lhs, op.rhs):
+        number = _per_channel(operand, feature)
+        if number is None:
+            number = _integers_along(operand, feature)
+        if number is None:
+            return None
+        sides.append(number)
+    if direction not in _COMPARE or len({s.shape[0] for s in sides} - {1}) > 1:
+        return None
+    return _COMPARE[direction](sides[0], sides[1])
 
 
 def _scalar_constant(owner: ir.OpView) -> np.ndarray | None:

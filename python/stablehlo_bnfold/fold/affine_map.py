@@ -52,6 +52,7 @@ __all__ = [
     "AFFINE_UFUNC",
     "CHAIN_OPS",
     "LINEAR_OPS",
+    "NOT_FUNCTIONS_OF_OPERANDS",
     "AffineChain",
     "AffineStep",
     "BiasedLinear",
@@ -69,6 +70,7 @@ __all__ = [
     "computed_from_constants",
     "computed_from_data",
     "factor_reason",
+    "is_data_argument",
     "master_value",
     "master_weights",
     "per_channel",
@@ -378,47 +380,53 @@ def master_value(weights: ir.Value, wide: np.dtype) -> ir.Value | None:
     return convert.operand
 
 
-_PARAMETER_OPS = frozenset({
-    "stablehlo.constant", "arith.constant", "stablehlo.iota",
-    "stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert",
-    "stablehlo.transpose", "stablehlo.slice",
-    "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
-    "stablehlo.power", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.negate",
-    "stablehlo.abs", "stablehlo.sqrt", "stablehlo.rsqrt", "stablehlo.exponential",
-    "stablehlo.log", "stablehlo.logistic", "stablehlo.tanh", "stablehlo.clamp",
-    "stablehlo.select", "stablehlo.compare",
+NOT_FUNCTIONS_OF_OPERANDS = frozenset({
+    "stablehlo.rng", "stablehlo.rng_bit_generator", "stablehlo.custom_call",
+    "stablehlo.infeed", "stablehlo.recv", "stablehlo.after_all",
+    "stablehlo.replica_id", "stablehlo.partition_id",
+    "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.all_to_all",
+    "stablehlo.reduce_scatter", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
+    "stablehlo.case", "stablehlo.if", "stablehlo.while",
 })
-"""Ops that compute each element of their result from the elements at the same index
-of their operands (or only move elements, or make constants): a value computed through
-them from parameters is a parameter."""
+"""Ops whose results are not computed from their operands alone: random numbers, custom
+calls (anything, side effects included), values that arrive from outside or from other
+replicas, and control flow (its regions read values from above that are not operands).
+A value computed through one is never a parameter. Every other op (elementwise
+arithmetic, compares, selects, reductions, linear ops, gathers, calls of functions that
+hold none of these) computes its results from its operands, and a value computed from
+parameters alone through it is a parameter."""
+
+_SIZES_ONLY = {"stablehlo.dynamic_broadcast_in_dim": 1, "stablehlo.dynamic_reshape": 1}
+"""Ops and how many of their operands are values: the rest are sizes (read from the batch
+argument or the activation's shape), not values."""
 
 
 def computed_from_data(value: ir.Value, budget: int = 64) -> bool:
     """Whether the per-channel `value` is data rather than a parameter.
 
-    A *parameter* is a constant, or a function argument (weights passed as arguments,
-    with `fold-weight-arguments`), or a value computed from parameters by ops in
-    `_PARAMETER_OPS` only: elementwise arithmetic, broadcasts, reshapes, converts,
-    transposes and slices (Flax's `reshape(convert(%scale))`, torch-mlir's
-    `rsqrt(var + eps) * gamma`). Any other op on the way combines many elements of a
-    tensor: a reduction (a squeeze-excite gate's global mean, a per-token statistic), a
-    convolution or dot_general (the gate's dense layers, attention weights), a gather,
-    a custom call. Such a value depends on the data: folded into weights, it would make
-    them a run-time value, and every fold after it would see weights computed by a
-    linear op. The shape operand of a dynamic broadcast is not read (only sizes).
+    A *parameter* is computed from constants and weight arguments alone, through any ops
+    but those of `NOT_FUNCTIONS_OF_OPERANDS` (a call through the function it calls):
+    Flax's `reshape(convert(%scale))`, torch-mlir's `rsqrt(var + eps) * gamma`, Equinox's
+    running statistics over `where(count == 0, 1, 1 - momentum ** count)`, a weight norm
+    `g / ‖v‖`. *Data* is computed from a data argument (`is_data_argument`: the model's
+    input, read by a linear op as its activation): a squeeze-excite gate (even at a 1x1
+    spatial size), attention weights, a per-token statistic. Folded into weights, such a
+    value would make them a run-time value, and every fold after it would see weights
+    computed by a linear op. The sizes a dynamic broadcast or reshape reads are not values.
 
-    A function argument that is itself used as a per-channel factor (a FiLM scale passed
-    in) cannot be told from a weight argument; `fold-weight-arguments=false` keeps every
-    argument out. True also when `budget` ops are visited (the answer that never makes
-    weights depend on the data)."""
+    A function argument that is itself used only as a per-channel factor (a FiLM scale
+    passed in) cannot be told from a weight argument; `fold-weight-arguments=false` keeps
+    every argument out. True also when `budget` ops are visited (the answer that never
+    makes weights depend on the data)."""
     return _parameter_sources(value, budget) == _DATA
 
 
 def computed_from_constants(value: ir.Value, budget: int = 16) -> bool:
-    """Whether `value` is computed from constants alone by ops in `_PARAMETER_OPS` (torch-mlir's
-    `transpose(%weight)`, or weights a fold scaled in the graph): a parameter for certain,
-    where a function argument may be the data. False when a function argument is reached,
-    or any other op, or when `budget` ops are visited."""
+    """Whether `value` is computed from constants alone, through any ops but those of
+    `NOT_FUNCTIONS_OF_OPERANDS` (torch-mlir's `transpose(%weight)`, or weights a fold
+    scaled in the graph): a parameter for certain, where a function argument may be the
+    data. False when a function argument is reached, or such an op, or when `budget` ops
+    are visited."""
     return _parameter_sources(value, budget) == _CONSTANTS
 
 
@@ -426,15 +434,21 @@ _DATA, _ARGUMENTS, _CONSTANTS = "data", "arguments", "constants"
 
 
 def _parameter_sources(value: ir.Value, budget: int) -> str:
-    """What `value` is computed from, walking its producers through `_PARAMETER_OPS` (and
-    a dynamic broadcast's operand, not its shape): `_DATA` at any other op or after
-    `budget` ops, else `_ARGUMENTS` when a function argument is reached, else
-    `_CONSTANTS`."""
+    """What `value` is computed from, walking its producers (a dynamic broadcast's or
+    reshape's operand, not its sizes): `_DATA` at a data argument (`is_data_argument`),
+    an op of `NOT_FUNCTIONS_OF_OPERANDS`, a call of a function that holds one, a linear op
+    with an operand that is not an argument or a constant (`_plain`), or after `budget`
+    ops; else `_ARGUMENTS` when a weight argument is reached, else `_CONSTANTS`."""
+    from ..analysis.passage import pure_callee  # (passage reads this module)
+
     pending, seen, found = [value], set(), _CONSTANTS
     while pending:
-        owner = pending.pop().owner
+        value = pending.pop()
+        owner = value.owner
         if not isinstance(owner, ir.OpView):
-            found = _ARGUMENTS  # a function argument
+            if is_data_argument(value):
+                return _DATA
+            found = _ARGUMENTS
             continue
         operation = owner.operation  # (a call into the bindings: read once)
         key = hash(operation)
@@ -444,20 +458,158 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
             return _DATA
         seen.add(key)
         name = operation.name
-        if name == "stablehlo.dynamic_broadcast_in_dim":
-            pending.append(owner.operands[0])
-        elif name in _PARAMETER_OPS:
-            pending.extend(owner.operands)
-        else:
+        if name in NOT_FUNCTIONS_OF_OPERANDS or (name == "func.call" and not pure_callee(owner)):
             return _DATA
+        operands = owner.operands
+        if name in _LINEAR_NAMES and not (_plain(operands[0]) and _plain(operands[1])):
+            # A linear op with a computed operand: an activation (a squeeze-excite gate's
+            # dense layers, attention's q . k), without walking the network back to the
+            # data. Weights contracted with weights (W @ u) are two arguments or constants.
+            return _DATA
+        pending.extend(operands[:_SIZES_ONLY[name]] if name in _SIZES_ONLY else operands)
     return found
+
+
+def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
+    """Whether the block argument `argument` is data the function is called with rather
+    than a weight: what the pass can see of a plain module, where every argument is a
+    tensor. An argument of the function's entry block is data when, following its users
+    forward, a convolution reads it as its input, or a dot_general or dot as the operand
+    that is not the weights (`_reads_as_data`); the walk stops where it is broadcast to
+    meet the activation (`_places_a_parameter`), at the sizes a dynamic broadcast or
+    reshape reads, and at the function's return; a call it goes into the function called
+    (back out to the call's result at its return). A weight argument reaches the kernel, or
+    is broadcast onto the activation first (a norm's statistics, a bias). Any other block
+    argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
+    ops. The answer is read once a pass run (`read_once_a_run`): a fold that contracts a
+    shift argument with the weights would otherwise make it read as data after it."""
+    from ..analysis.passage import read_once_a_run  # (passage reads this module)
+
+    # A value's hash is the address of the MLIR value behind it: one per argument, the
+    # same from every handle, for as long as the function lives.
+    return read_once_a_run(("data argument", hash(argument)), lambda: _is_data(argument, budget))
+
+
+def _is_data(argument: ir.Value, budget: int) -> bool:
+    """`is_data_argument`, not read once."""
+    block = argument.owner
+    parent = block.owner
+    if parent is None or parent.operation.name != "func.func":
+        return True
+    if block != parent.regions[0].blocks[0]:
+        return True
+    return _reaches_as_data(argument, budget)
+
+
+def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
+    """`is_data_argument`'s walk from an argument of a function's entry block."""
+    from ..analysis.passage import callee_body  # (passage reads this module)
+
+    # Each value with the calls it was passed into, innermost last: at a callee's return
+    # the walk goes on from that call's result, in its caller.
+    pending: list[tuple[ir.Value, tuple]] = [(argument, ())]
+    seen: set = set()
+    while pending:
+        value, calls = pending.pop()
+        for use in value.uses:
+            user = use.owner
+            operation = user if isinstance(user, ir.Operation) else user.operation
+            name, number = operation.name, use.operand_number
+            if name in _LINEAR_NAMES:
+                if _reads_as_data(operation, number):
+                    return True
+                continue
+            if name in _SIZES_ONLY and number >= _SIZES_ONLY[name]:
+                continue
+            if name in _BROADCAST_NAMES and _places_a_parameter(operation):
+                continue
+            if name == "func.return":
+                if calls:
+                    pending.extend((r, calls[:-1]) for r in calls[-1].results)
+                continue
+            key = (hash(operation), calls)
+            if key in seen:
+                continue
+            if len(seen) >= budget:
+                return True
+            seen.add(key)
+            body = callee_body(operation.opview) if name == "func.call" else None
+            if body is not None and len(calls) < 8:
+                # Into the function: a batch size passed to `call @relu(%b, %x)` for its
+                # shapes reaches no value there.
+                pending.append((body[0].arguments[number], (*calls, operation)))
+            else:
+                pending.extend((r, calls) for r in operation.results)
+    return False
+
+
+_LINEAR_NAMES = frozenset({"stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot"})
+_BROADCAST_NAMES = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim"})
+
+
+def _reads_as_data(linear: ir.Operation, number: int) -> bool:
+    """Whether operand `number` of the linear op is its activation, not its weights: a
+    convolution's input (operand 0); of a dot_general or dot, an operand whose other is
+    weights (`_plain`: an argument or a constant, seen through converts, reshapes,
+    transposes and broadcasts) while it is not, or either operand when neither or both
+    are (attention's `q @ k^T`; `W @ x` cannot be told from `x @ W`)."""
+    if linear.name == "stablehlo.convolution":
+        return number == 0
+    return not _plain(linear.operands[number]) or _plain(linear.operands[1 - number])
+
+
+_PLAIN_STEPS = frozenset({
+    "stablehlo.convert", "stablehlo.reshape", "stablehlo.transpose", "stablehlo.broadcast_in_dim",
+})
+
+
+def _plain(value: ir.Value) -> bool:
+    """Whether `value` is an argument or a constant, seen through `_PLAIN_STEPS`."""
+    owner = value.owner
+    while isinstance(owner, ir.OpView) and owner.operation.name in _PLAIN_STEPS:
+        owner = owner.operands[0].owner
+    return not isinstance(owner, ir.OpView) or owner.operation.name in _CONSTANT_NAMES
+
+
+_CONSTANT_NAMES = frozenset({"stablehlo.constant", "arith.constant"})
+
+
+_BINARY_ELEMENTWISE = frozenset({
+    "stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide",
+    "stablehlo.maximum", "stablehlo.minimum", "stablehlo.power", "stablehlo.compare",
+    "stablehlo.select", "stablehlo.clamp",
+})
+
+
+def _places_a_parameter(broadcast: ir.Operation) -> bool:
+    """Whether the broadcast puts a value where it meets an activation elementwise: onto
+    a larger tensor (`_expands`), or with dimensions added only for elementwise ops to
+    read it (a [C] bias onto a [1, C] activation at batch 1: the same size, a different
+    shape; jax.export's `broadcast_in_dim` of the data that a reshape reads is not one)."""
+    if broadcast.operands[0].type == broadcast.results[0].type:
+        return False
+    if _expands(broadcast):
+        return True
+    users = [use.owner for use in broadcast.results[0].uses]
+    names = [(u if isinstance(u, ir.Operation) else u.operation).name for u in users]
+    return bool(names) and all(name in _BINARY_ELEMENTWISE for name in names)
+
+
+def _expands(broadcast: ir.Operation) -> bool:
+    """Whether the broadcast puts its operand onto a larger tensor: some result dimension
+    larger than one (or dynamic) is new or comes from a dimension of size one."""
+    operand = ir.ShapedType(broadcast.operands[0].type).shape
+    mapped = dimensions(broadcast.attributes["broadcast_dimensions"])
+    result = ir.ShapedType(broadcast.results[0].type).shape
+    for d, size in enumerate(result):
+        if size != 1 and (d not in mapped or operand[mapped.index(d)] == 1):
+            return True
+    return False
 
 
 def reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:
     """Whether any of `values` is computed from a function argument (or a region's block
-    argument), walking producers through every op, not only `_PARAMETER_OPS` as
-    `computed_from_constants` does (`exp` of a constant is computed once too); past
-    `budget` ops, assumed so."""
+    argument), walking producers through every op; past `budget` ops, assumed so."""
     pending, seen = [], set()
     for value in values:
         _push_ir_values(value, pending)
@@ -661,8 +813,10 @@ class AffineStep:
 
     op: ir.OpView
     down: ir.Value
-    s: np.ndarray | None
-    t: np.ndarray | None
+    s: PerChannel | None
+    t: PerChannel | None
+    """float64 constants; for a batch norm whose statistics are arguments, values the
+    graph computes (`Computed`)."""
     ufunc: np.ufunc | None = None
     c: Narrow | None = None
     split: ir.Value | None = None
@@ -671,6 +825,13 @@ class AffineStep:
     which the fold builds."""
     product: ir.OpView | None = None
     """The multiply split * c, removed with `op` when `op` is its only user."""
+
+    @property
+    def constant(self) -> bool:
+        """Whether s and t are float64 constants (not applied in the graph)."""
+        return (
+            self.c is None and isinstance(self.s, np.ndarray) and isinstance(self.t, np.ndarray)
+        )
 
 
 @dataclass(frozen=True)
@@ -697,7 +858,7 @@ class AffineChain:
     @property
     def constant(self) -> bool:
         """Whether every per-channel value is a constant (the exact float64 path)."""
-        return all(step.c is None for step in self.steps)
+        return all(step.constant for step in self.steps)
 
     def activation_ops(self) -> int:
         """The activation-sized ops a fold removes: the chain's (a batch norm is a multiply
@@ -735,10 +896,12 @@ def affine_chain(
     split: bool = False,
 ) -> AffineChain | Reason | None:
     """The per-feature affine ops that compute `value` along `feature`, from its op down
-    while each op's result is read only by the next: batch norms with constant statistics,
-    and add, subtract, multiply, divide by a per-channel constant (a subtract or divide
-    continuing through its left operand only) or, with `fold_weight_arguments`, by a
-    per-channel value broadcast from a narrow one (a parameter passed as an argument).
+    while each op's result is read only by the next: batch norms with constant statistics
+    (or, with `fold_weight_arguments`, statistics that are parameters: s and t computed in
+    the graph, `_batch_norm_in_graph`), and add, subtract, multiply, divide by a per-channel
+    constant (a subtract or divide continuing through its left operand only) or, with
+    `fold_weight_arguments`, by a per-channel value broadcast from a narrow one (a
+    parameter passed as an argument).
 
     With `split`, the walk ends at a multiply by a product `a * c` with c per-channel
     (LayerNorm's and RMSNorm's per-token factor times their scale): c is the step's
@@ -774,6 +937,8 @@ def _affine_op(
         return None
     if isinstance(op, stablehlo.BatchNormInferenceOp):
         step = affine_step(op, feature, channels, None)
+        if step is reasons.BN_NOT_CONSTANT and fold_weight_arguments:
+            step = _batch_norm_in_graph(op, channels)
         return step if step is None or isinstance(step, str) else AffineStep(op, op.operand, *step)
     lhs, rhs = op.lhs, op.rhs  # (each a call into the bindings: read once)
     sides = ((lhs, rhs),)
@@ -796,6 +961,24 @@ def _affine_op(
                 return reasons.DATA_DEPENDENT
             return AffineStep(op, down, None, None, AFFINE_UFUNC[type(op)], narrow)
     return None
+
+
+def _batch_norm_in_graph(
+    op: stablehlo.BatchNormInferenceOp, channels: int
+) -> tuple[PerChannel, PerChannel] | Reason:
+    """(s, t) of a batch norm whose statistics are parameters in the graph (weights as
+    arguments: LeViT's BatchNorm1d), as values the build step computes; or why not: a
+    statistic is computed from the data, or a constant one is not finite or makes
+    variance + epsilon <= 0."""
+    stats = batch_norm_statistics(op, fold_weight_arguments=True)
+    if any(isinstance(v, Narrow) and computed_from_data(v.value) for v in stats):
+        return reasons.DATA_DEPENDENT
+    s = batch_norm_scale(op, stats, channels)
+    if isinstance(s, Reason):
+        return s
+    _, offset, mean, _ = stats
+    centred = per_channel_op(np.multiply, mean, s, op.result)
+    return s, per_channel_op(np.subtract, offset, centred, op.result)
 
 
 def _split_product(

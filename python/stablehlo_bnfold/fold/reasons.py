@@ -20,6 +20,7 @@ __all__ = [
     "CLAMP_BOUNDS_NOT_CONSTANT",
     "CLAMP_BOUNDS_OVERFLOW",
     "CLAMP_SHIFT_CANCELS",
+    "CLAMP_SHIFT_NOT_CONSTANT",
     "CLAMP_USERS",
     "CONCAT_OPERAND_NOT_LINEAR",
     "CONCAT_SPANS_OTHER_DIMENSION",
@@ -67,6 +68,8 @@ __all__ = [
     "PAD_SCALE_ZERO",
     "PAD_SPANS_FEATURE",
     "PER_FEATURE_OVERFLOW",
+    "PER_TOKEN_FACTOR",
+    "PICKS_NOT_CONSTANT",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
     "POOL_LOWEST_MAY_BE_EMPTY",
@@ -237,10 +240,9 @@ SHIFT_KEPT_WIDE = Reason(
     "cancel in the narrow type at the size of x, not of the norm's result"
 )
 SHIFT_NOT_CONSTANT = Reason("the shift stays in front and the weights or scale are not constants")
-NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT, SHIFT_NOT_CONSTANT})
-"""The reasons that say a linear op's weights (or the values the fold would need with
-them) are not constants: an input-side chain with no batch norm in it is then no
-candidate."""
+NOT_CONSTANT = frozenset({WEIGHTS_NOT_CONSTANT, WEIGHTS_ARE_ACTIVATIONS, GROUPED_NOT_CONSTANT})
+"""The reasons that say a linear op's weights are not constants: an input-side chain with
+no batch norm in it is then no candidate."""
 
 # Through a ReLU (patterns/through.py).
 NOT_RELU_OF_LINEAR = Reason("not a maximum of a linear op and a constant")
@@ -265,6 +267,18 @@ maxpool(v) + t needs each window to hold an element of v, or padding of -inf (-i
 -inf); a window of the lowest finite value alone would not move by t."""
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
+PICKS_NOT_CONSTANT = Reason(
+    "per-channel scale or shift is not a constant: only constants are laid over the channels "
+    "a slice or concatenate keeps"
+)
+"""Why values computed in the graph do not pass a slice or concatenate of the channels
+forward: each linear op after it would take them on the channels it reads (1 and 0 on the
+others), a selection the build makes of float64 values only."""
+CLAMP_SHIFT_NOT_CONSTANT = Reason(
+    "per-channel shift is not a constant: the clamp's bounds cannot move by it"
+)
+"""Why a shift computed in the graph does not pass a clamp forward: the bounds would move
+to (lo - c) / s, which must be constants to round and check."""
 SCALE_ZERO = Reason("per-channel scale has a zero: a dead channel is not moved through a relu, clamp or pool")
 SCALE_NEGATIVE = Reason("per-channel scale is negative: a maximum (relu, clamp, max-pool) times s < 0 is a minimum")
 """Why a negative scale does not pass a relu: max(v, 0) * s = min(v * s, 0) for s < 0.
@@ -338,13 +352,21 @@ SHIFT_KEPT_MAP = Reason(
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
 """Why a per-channel chain that is no pattern's candidate stays; the line adds what it
 reads and what reads it."""
+PER_TOKEN_FACTOR = Reason(
+    "the per-channel value multiplies a per-token value (a norm's statistic), not an "
+    "activation a linear op reads"
+)
+"""Why a per-channel chain on a statistic broadcast from the data stays (gamma inside a
+LayerNorm's per-token factor, as TensorFlow lowers Keras's LayerNormalization)."""
 
 # Through a reshape or transpose (patterns/through.py).
 RESHAPE_SPLITS_FEATURE = Reason("a reshape splits or merges the feature dimension")
 """Why a chain after a reshape stays: its channels are not one dimension of the linear
 op's result (a Dense layer's [B, N, C] seen as [B, N * C])."""
 MOVED_USERS = Reason("reshape or transpose result has other users")
-MOVED_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a reshape")
+MOVED_NOT_CONSTANT = Reason(
+    "per-channel scale or shift is not a constant: only constants pass a concatenate"
+)
 RESHAPE_SHAPE_FROM_LINEAR = Reason(
     "the dynamic reshape reads its shape from the linear op: it would stay computed"
 )

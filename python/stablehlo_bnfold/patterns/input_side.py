@@ -22,7 +22,8 @@ since zero padding commutes with a per-feature scale (0 * s = 0); the shift stay
 report says why at the add that keeps it. A shift alone before such a convolution has
 nothing to fold and is not a candidate.
 
-The affine map is any chain of `batch_norm_inference` (constant statistics) and
+The affine map is any chain of `batch_norm_inference` (constant statistics, or with
+`fold-weight-arguments` statistics passed as arguments, s and t computed in the graph) and
 per-feature add, subtract, multiply and divide, each read only by the next (Flax's
 `(x - mean) * inv + bias`, input normalization `(x - mean) / std`, a BNNeck before a
 classifier, LayerNorm's `x * gamma + beta`, RMSNorm's `x * gamma`), found by
@@ -114,7 +115,10 @@ it takes s and t laid over its input channels that way; both pass the shift too 
 slice of other dimensions keeps every channel). A concatenate along another dimension
 would put w's elements under the scale too, and is refused; one chain folds at a time,
 each operand's in its own fold. A scale that is not a
-constant has no known sign: refused, with or without `fold-weight-arguments`. The
+constant has no known sign: refused before a relu, leaky relu, clamp or max-pool, with or
+without `fold-weight-arguments`; pads, transposes, reshapes and sums take a scale of any
+sign, computed in the graph (timm's ConvNeXt: a channels-last LayerNorm, a permute, a 1x1
+convolution), and the shift where it passes them (not a pad's zeros). The
 relu, clamp, pool and pad stay one op each; the chain's multiply (and subtract, divide)
 go: mul + add + relu become add + relu (or clamp), on the same tensor. Where only sums,
 transposes and reshapes are passed (BN -> global average pool -> Dense), the shift passes
@@ -199,7 +203,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     conv(x + t / s, K * s). Every linear op reading x * s + t is rewritten alike.
 
     Holds when, in this order: the input is a chain of per-feature affine ops (batch norm
-    with constant, finite statistics and variance + epsilon > 0, or add, subtract, multiply,
+    with finite statistics, variance + epsilon > 0 where constant, not computed from the
+    data where arguments, or add, subtract, multiply,
     divide by finite per-feature values, no divisor zero; constants, or narrow arguments
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain), or a
@@ -233,12 +238,15 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     constant stored only in T, not computed by a linear op), and finite; through a convert with
     values or weights in the graph, the shift is zero; with steps in the graph, the chain's
     constants are finite in the activation's type; the fold removes an activation-sized op;
-    with ops passed, the chain's values are constants; with a clamp passed, no scale is
-    zero; with a maximum passed (a max-pool, a `reduce` maximum), no scale is zero or
-    negative; with a relu, leaky relu, max-pool whose lowest finite init value may fill a
-    window alone, pad, count map divide or a sum pool that pads or dilates its input passed
-    (not only sums, unpadded sum pools, other max-pools, transposes and reshapes, which the
-    shift passes, as n * t through a sum of n elements), no scale is zero, no scale is
+    with ops passed and values in the graph, the scale is a constant where a relu, leaky
+    relu, clamp or max-pool is passed, no slice or concatenate lays them over its channels,
+    and a shift that is not zero is a constant where a clamp or a sum is passed; with a
+    clamp passed, no scale is zero; with a maximum passed (a max-pool, a `reduce` maximum),
+    where the scale is a constant, no scale is zero or negative; with a relu, leaky relu,
+    max-pool whose lowest finite init value may fill a window alone, pad, count map divide
+    or a sum pool that pads or dilates its input passed (not only sums, unpadded sum pools,
+    other max-pools, transposes and reshapes, which the shift passes, as n * t through a
+    sum of n elements), where the scale is a constant, no scale is zero, no scale is
     negative where a leaky relu is passed, and with a shift the chain has two
     activation-sized ops or more, the shift staying in front as x + t / s (as below); where the convolution pads or dilates its input, or the bias adds the fold needs
     (none where the shift is zero or merges into the consumer's own bias add) are not fewer
@@ -354,13 +362,15 @@ dynamic broadcast's are no data)."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
-    """Whether a chain may end below `value` (`_chained` along dimension 0): a per-feature
+    """Whether a chain may end below `value` (`_chained` along any feature): a per-feature
     affine op, and not a bias add reached through the ops a scale passes, nor an add of two
     activations (a residual add: `affine_chain` finds no per-channel side in it)."""
     # Every linear op of a model comes here, and nearly all are refused: each producer is
-    # read once (a binding call each), the add's operands' for both of its checks.
+    # read once (a binding call each), the add's operands' for both of its checks. Along
+    # any feature: a reshape merging the dimensions before the feature (torch's view(-1, C)
+    # before a Linear) keeps it whole, but no other dimension.
     op = value.owner
-    walked = _walked(value, 0, op)
+    walked = _walked(value, None, op)
     moved = walked is not None
     if moved:
         op = walked[1]
@@ -423,11 +433,12 @@ def _chained(value: ir.Value, feature: int) -> tuple[ir.Value, stablehlo.Convert
 
 
 def _walked(
-    value: ir.Value, feature: int, op: ir.OpView | ir.Block
-) -> tuple[ir.Value, ir.OpView, int] | None:
+    value: ir.Value, feature: int | None, op: ir.OpView | ir.Block
+) -> tuple[ir.Value, ir.OpView, int | None] | None:
     """Below the passage ops that compute `value` (`op`, its producer; `_chained`): the
     value there, its op and the feature; None where `op` is none of them or the walk stops
-    inside them."""
+    inside them. A `feature` of None walks along any feature (`_may_start_chain`): through
+    every reshape, and to a divide after a sum pool as to a chain's."""
     # Every accessor is a call into the bindings (every linear op of a model comes here):
     # each op is read once, each operand only when the ones before it are not walked to.
     below, below_feature = value, feature
@@ -446,7 +457,10 @@ def _walked(
         elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
             datas = [op.inputs[0]]
         elif kind is stablehlo.DivOp:
-            if not divides_sum_pool_by_map(op) or _per_feature_divisor(op, below_feature):
+            if (
+                not divides_sum_pool_by_map(op) or feature is None
+                or _per_feature_divisor(op, below_feature)
+            ):
                 break  # a per-feature divide: a chain ends here
             datas = [op.lhs]
         else:
@@ -464,7 +478,8 @@ def _walked(
                 break
         else:
             return None
-        if kind is not stablehlo.MaxOp:  # (a maximum keeps every dimension)
+        # (A maximum keeps every dimension; along any feature, none is mapped.)
+        if kind is not stablehlo.MaxOp and feature is not None:
             below_feature = feature_below(op, below_feature)
             if below_feature is None:
                 return None
@@ -750,8 +765,8 @@ def _per_feature_overflow(affine: AffineChain, dtype: np.dtype) -> bool:
     if affine.constant:
         return False
     steps = affine.steps
-    first = max(i for i, step in enumerate(steps) if step.c is not None)
-    read = [v for step in steps if step.c is None for v in (step.s, step.t)]
+    first = max(i for i, step in enumerate(steps) if not step.constant)
+    read = [v for step in steps if step.constant for v in (step.s, step.t)]
     # The steps below `first` are constants: (scale, shift) below each of them, from the
     # innermost out, as `AffineChain.affine` computes them (the same float64 operations in
     # the same order). Below no step they are ones and zeros, finite in every type.
@@ -869,16 +884,18 @@ def _plan(
     # Only sums, max-pools, transposes and reshapes passed (`blocked` False): the shift
     # passes them too, times what the sums add up (below).
     if passed and not unit_scale and not affine.constant:
-        return rw.skip(top, reasons.SCALE_NOT_CONSTANT)
+        refused = _passage_refused_in_graph(passed, scale, shift, no_shift)
+        if refused is not None:
+            return rw.skip(top, refused)
     if any(p.bounds is not None for p in passed) and np.any(scale == 0):
         # A clamp's bounds move to (lo - c) / s: a dead channel has none.
         return rw.skip(top, reasons.SCALE_ZERO)
-    if passed and not unit_scale:
+    if passed and not unit_scale and isinstance(scale, np.ndarray):
         refused = _passage_refused(passed, scale, no_shift, removed, blocked)
         if refused is not None:
             return rw.skip(top, refused)
     if blocked:  # (a shift alone is no candidate there: the scale is not all ones)
-        if any(p.is_relu for p in passed) and np.any(scale < 0):
+        if isinstance(scale, np.ndarray) and any(p.is_relu for p in passed) and np.any(scale < 0):
             negative = scale < 0
         kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
     elif not no_shift and narrowing is not None:
@@ -914,7 +931,9 @@ def _plan(
                 return rw.not_candidate(top, reasons.SHIFT_ALONE)
             return rw.skip(top, reasons.SHIFT_ALONE)
         if not exact:
-            return _refuse(rw, affine, reasons.SHIFT_NOT_CONSTANT)
+            # Reported: the scale is what would fold (an input normalization before a
+            # padded convolution whose kernel is an argument).
+            return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
         if not np.all(scale != 0):
             return rw.skip(top, reasons.PAD_SCALE_ZERO)
         with np.errstate(all="ignore"):
@@ -1059,6 +1078,33 @@ def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
     return None if rounded is None else np.where(infinite, bound, rounded).astype(dtype)
 
 
+def _passage_refused_in_graph(
+    passed: list[Passed], scale: PerChannel, shift: PerChannel, no_shift: bool
+) -> Reason | None:
+    """Why a scale or shift the graph computes (not both constants) cannot move forward
+    across the `passed` ops: a scale of unknown sign meets an op that takes a maximum
+    (relu, max-pool, leaky relu, clamp); a slice or concatenate would lay the values over
+    its channels; a shift would be multiplied by what a sum adds up, or move a clamp's
+    bounds. Pads, transposes, reshapes, sums and count map divides take any scale, of any
+    sign: pad(v * s, 0) = pad(v, 0) * s, sum(v * s) = sum(v) * s."""
+    if not isinstance(scale, np.ndarray) and any(_takes_max(p) for p in passed):
+        return reasons.SCALE_NOT_CONSTANT
+    if any(p.picks is not None for p in passed):
+        return reasons.PICKS_NOT_CONSTANT
+    if not no_shift and not isinstance(shift, np.ndarray):
+        if any(p.bounds is not None for p in passed):
+            return reasons.CLAMP_SHIFT_NOT_CONSTANT
+        if any(p.shift_factor not in (None, 1.0) for p in passed):
+            return reasons.SUM_NOT_CONSTANT
+    return None
+
+
+def _takes_max(p: Passed) -> bool:
+    """Whether the passed op takes a maximum (or a minimum): a relu, max-pool, leaky relu
+    or clamp, which a scale passes by its sign."""
+    return p.is_relu or p.takes_max or p.leaky or p.bounds is not None
+
+
 def _passage_refused(
     passed: list[Passed], scale: np.ndarray, no_shift: bool, removed: int, blocked: bool
 ) -> Reason | None:
@@ -1082,8 +1128,8 @@ def _passage_refused(
 def _refuse(rw: FoldRewriter, affine: AffineChain, reason: str) -> Outcome:
     """Skip at the chain's top op with `reason`; a chain with no batch norm in it whose
     linear op's weights are not constants (a reason of `reasons.NOT_CONSTANT`) is no
-    candidate (attention's q * scale before q @ k^T, a bias add before a layer with
-    weights as arguments that cannot take it)."""
+    candidate (attention's q * scale before q @ k^T, a chain before a layer whose
+    weights are arguments without `fold-weight-arguments`)."""
     if reason in reasons.NOT_CONSTANT and not any(
         isinstance(s.op, stablehlo.BatchNormInferenceOp) for s in affine.steps
     ):
@@ -1151,8 +1197,8 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
         else:
             rw.replace_inside(linear, result)
     _rebuild_clamps(plan, rw, like)
-    through = ", ".join(p.name for p in plan.passed)
-    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=top, through=through)
+    reported, through = _reported(plan)
+    outcome = rw.folded(plan.linear, root_result, plan.linear, folded=reported, through=through)
     if plan.passed or (plan.narrowing is None and _shape_read(top.result)):
         # The relus, pools and pads, and the shape reads `_consumers` skipped, read the
         # chain: they read x (+ t / s) instead.
@@ -1160,6 +1206,18 @@ def _build(plan: _Plan, rw: FoldRewriter) -> Outcome:
     if plan.moved is not None:
         rw.note(kept.owner, plan.kept_reason)
     return outcome
+
+
+def _reported(plan: _Plan) -> tuple[ir.OpView, str]:
+    """The op the report names for `plan`'s fold, and the ops it passed: the chain's top
+    and the ops passed after it; for a chain that is only a split product v * (a * c),
+    the product a * c, whose factor c folds, passing the multiply by v (exact GELU's
+    x * 0.5 times the erf term: the 0.5 goes into the next layer through that multiply)."""
+    names = [p.name for p in plan.passed]
+    steps = plan.affine.steps
+    if len(steps) == 1 and steps[0].split is not None:
+        return steps[0].product, ", ".join([steps[0].op.operation.name, *names])
+    return plan.affine.top, ", ".join(names)
 
 
 def _shape_read(value: ir.Value) -> bool:

@@ -5,7 +5,9 @@ affine chain before one. A chain with no linear op on either side (a pre-activat
 norm, `bn -> relu -> conv` in DenseNet and ResNetV2, or one before a pooling) is no
 pattern's candidate, and would leave the report silent ("skipped 0"). After the greedy
 driver, `report_chains_left` walks the function once and gives each such chain one line,
-at its outermost op, naming what it reads and what reads it.
+at its outermost op, naming what it reads and what reads it; a chain on a statistic of
+the data broadcast over the activation (gamma inside a LayerNorm's per-token factor, as
+TensorFlow lowers Keras's LayerNormalization: rsqrt(var + eps) * gamma) says that instead.
 
 A *per-channel chain* is a run of add, subtract, multiply and divide, each by a
 per-channel value (a constant, or with `fold-weight-arguments` a parameter broadcast from
@@ -26,7 +28,7 @@ from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
 from ..constants import float_dtype
 from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
-from ..fold.reasons import NO_LINEAR_OP
+from ..fold.reasons import NO_LINEAR_OP, PER_TOKEN_FACTOR
 from ..report import Recorder
 
 __all__ = ["REPORTER", "report_chains_left"]
@@ -37,8 +39,9 @@ REPORTER = "stablehlo-fold-batch-norm"
 def report_chains_left(
     function: ir.Operation, recorder: Recorder, fold_weight_arguments: bool
 ) -> None:
-    """Record `NO_LINEAR_OP` for the outermost op of each per-channel chain in `function`
-    that no pattern folded or reported."""
+    """Record `NO_LINEAR_OP` (`PER_TOKEN_FACTOR` for a chain on a broadcast statistic of
+    the data) for the outermost op of each per-channel chain in `function` that no
+    pattern folded or reported."""
     affine: list[ir.OpView] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -74,12 +77,33 @@ def report_chains_left(
             inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
             continue  # a pattern already said why this chain stays
+        if _broadcast_statistic(down):
+            # Keras's LayerNormalization as TensorFlow lowers it: gamma * rsqrt(var + eps),
+            # the per-token factor, read by x * inv and mean * inv. A linear op may follow
+            # the norm, but the chain is on the factor, not on an activation it reads.
+            recorder.keep(op, REPORTER, PER_TOKEN_FACTOR)
+            continue
         reads = _name(down.owner)
         read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
         recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
 _LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
+
+
+def _broadcast_statistic(value: ir.Value) -> bool:
+    """Whether `value` is broadcast from fewer elements computed from the data (a norm's
+    per-token statistic, [B, T, 1] broadcast to [B, T, C]): a chain on it scales that
+    factor, not an activation."""
+    broadcast = value.owner
+    if not isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        return False
+    source = ir.ShapedType(broadcast.operand.type)
+    target = ir.ShapedType(value.type)
+    if not (source.has_static_shape and target.has_static_shape):
+        return False
+    fewer = int(np.prod(source.shape)) < int(np.prod(target.shape))
+    return fewer and computed_from_data(broadcast.operand)
 
 
 class _Members:

@@ -211,14 +211,16 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     P's first op and L's the bias add or P's first op; b is a finite per-channel value; the
     weights can be scaled (a float constant, or with `fold-weight-arguments` a parameter);
     each operand of a concatenate is L_i or L_i + b_i under the same conditions, its weights
-    a constant (each range is scaled exactly); the chain's scale and shift are constants
-    (where P is only reshapes, transposes, slices and a concatenate and they are not, the
-    cost rule of `plan_fold` is asked first: weights that the graph would scale on every
-    call, larger than the chain's result, are that reason); unless P is only reshapes,
-    transposes, slices, sums, sum pools (and their divides) and a concatenate, no scale is
-    zero and no scale is negative; each clamp's bounds times s are finite in their element
-    type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its range, are
-    finite in theirs.
+    a constant (each range is scaled exactly); where P is only reshapes, transposes,
+    slices and a concatenate and the chain's scale and shift are not constants, the cost
+    rule of `plan_fold` is asked first (weights that the graph would scale on every call,
+    larger than the chain's result, are that reason); the chain's scale and shift are
+    constants, unless P is only reshapes and transposes (then they are computed in the
+    graph, into the weights and bias: LeViT's statistics as arguments); unless P is only
+    reshapes, transposes, slices, sums, sum pools (and their divides) and a concatenate, no
+    scale is zero and no scale is negative; each clamp's bounds times s are finite in their
+    element type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its
+    range, are finite in theirs.
     """
     result_type = ir.RankedTensorType(root.results[0].type)
     if float_dtype(result_type.element_type) is None:
@@ -300,7 +302,11 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     if not chain.constant and moving_only and _scaled_every_call_larger(weights, (scale, shift), top, rw):
         # What a fold of an argument-valued map would cost decides first: no fold would pay.
         return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
-    if not chain.constant:
+    only_moved = all(isinstance(step.op, _MOVING) for step in passed)
+    if not chain.constant and not only_moved:
+        # Reshapes and transposes alone take values computed in the graph (LeViT's
+        # statistics as arguments): the scale into the weights, the shift into the bias,
+        # channel for channel. A slice or concatenate would pick channels of them.
         if moving_only:
             return rw.skip(top, reasons.SLICE_NOT_CONSTANT if sliced else reasons.MOVED_NOT_CONSTANT)
         return rw.skip(top, reasons.SUM_NOT_CONSTANT if linear_only else reasons.SCALE_NOT_CONSTANT)
@@ -350,7 +356,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
             return rw.skip(top, part_plan)
         others.append((part.operand, part_plan))
     plan = plan_fold(
-        top, linear, above.linear_feature, scale=scale[own], shift=inner_shift, weights=weights,
+        top, linear, above.linear_feature, scale=scale if own == slice(None) else scale[own],
+        shift=inner_shift, weights=weights,
         through=tuple(step.op for step in passed), after=None if into_bias is not None else shift,
         after_feature=feature, after_reason=kept,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
@@ -358,6 +365,10 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
+    if not chain.constant:
+        # The chain's values are computed after P (the root): built before the chain.
+        with rw.building_before(top):
+            return build(replace(plan, parts=tuple(others)), rw)
     return build(replace(plan, parts=tuple(others)), rw)
 
 
@@ -470,8 +481,11 @@ def _scaled_bias(
 ) -> PerChannel:
     """b * s over `channels` of s, plus those of t when `shift` is given (the ops passed
     are linear: t goes into the bias too)."""
-    scaled = per_channel_op(np.multiply, bias, scale[channels], like)
-    return scaled if shift is None else per_channel_op(np.add, scaled, shift[channels], like)
+    whole = channels == slice(None)  # (values computed in the graph are never sliced)
+    scaled = per_channel_op(np.multiply, bias, scale if whole else scale[channels], like)
+    if shift is None:
+        return scaled
+    return per_channel_op(np.add, scaled, shift if whole else shift[channels], like)
 
 
 def _is_linear(step: _Passed) -> bool:
@@ -668,8 +682,12 @@ def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, .
             layout = None if below is None else linear_layout(linear.linear, below)
             layouts.append((f, tuple(features), below, layout))
     # A scalar scale is per-channel along every dimension: constant weights first, as
-    # `decomposed` does, never a dot_general's data operand when a constant is there.
-    layouts.sort(key=lambda fl: fl[3] is None or _weights_not_constant(linear, fl[3]))
+    # `decomposed` does, never a dot_general's data operand when a constant is there; and
+    # a dimension the reshapes of P keep whole before one they split or merge (attention's
+    # q . k^T reshaped to [1, T, T]: its weights, not the reshape, are why it stays).
+    layouts.sort(
+        key=lambda fl: (fl[3] is None, fl[3] is None or _weights_not_constant(linear, fl[3]))
+    )
     for feature, features, below, layout in layouts:
         channels = shape[feature]
         if layout is None and below is not None:
