@@ -1,8 +1,10 @@
-"""Hypothesis profiles for the property tests (test_properties.py).
+"""Hypothesis profiles for the property tests (test_properties.py and
+test_chain_properties.py).
 
 - `ci` (the default): few examples per test, derandomized so that every run draws the same
   examples, no example database, no deadline (XLA compiles take a variable time).
-- `long`: at least 1000 examples per test, random, for a run by hand:
+- `long`: at least 1000 examples per test, random (test_chain_properties.py also runs
+  every two-op pair instead of half of them), for a run by hand:
 
       HYPOTHESIS_PROFILE=long python3 -m pytest -q test/python/test_properties.py
 """

@@ -7,7 +7,7 @@ import pytest
 
 import stablehlo_bnfold
 from stablehlo_bnfold import cli
-from stablehlo_bnfold.verification import NOISE_FACTOR
+from stablehlo_bnfold.verification import NOISE_FACTOR, NOISE_LIMIT
 from stablehlo_bnfold.fold import plan
 
 from helpers import LARGER, read_testdata
@@ -259,3 +259,117 @@ def test_verify_fails_a_folded_module_whose_output_element_type_differs():
     result = stablehlo_bnfold.verify(DOUBLED, widened)
     assert result.verified and not result.ok
     assert result.outputs[0].max_relative_error == float("inf")
+
+
+# --- each tolerance at its boundary ------------------------------------------------------------
+#
+# verify's criterion is err <= max(NOISE_FACTOR * noise, floor of the type). A "folded" module
+# that differs from the original by a controlled amount sits just inside or just outside it:
+# loosening or tightening a floor or the noise factor turns one of these red.
+
+_MANTISSA_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52}
+_FLOORS = {"f16": 4 * 2.0**-10, "bf16": 4 * 2.0**-7, "f32": 1e-6, "f64": 1e-6}
+"""The floors the docs state (verification's module docstring, README): written here again
+so that a change to TOLERANCE shows."""
+
+
+def _constant_module(element: str, value: float) -> str:
+    """main(x) = `value` everywhere, whatever x: moving x by an ulp moves nothing (noise 0),
+    so the tolerance is the type's floor."""
+    return f"""
+    func.func @main(%arg0: tensor<4x8x{element}>) -> tensor<4x8x{element}> {{
+      %0 = stablehlo.constant dense<{value!r}> : tensor<4x8x{element}>
+      return %0 : tensor<4x8x{element}>
+    }}"""
+
+
+def _just_inside_and_outside(floor: float, element: str) -> tuple[float, float]:
+    """The two neighbouring values of the type below 1.0 whose distance from 1.0 is the
+    last at most `floor` and the first beyond it (the grid below 1 is 2**-(p + 1))."""
+    step = 2.0 ** -(_MANTISSA_BITS[element] + 1)
+    steps = int(floor / step)
+    return 1.0 - steps * step, 1.0 - (steps + 1) * step
+
+
+@pytest.mark.parametrize("element", ["f16", "bf16", "f32", "f64"])
+def test_verify_passes_an_error_just_under_the_floor_and_fails_one_just_over(element):
+    floor = _FLOORS[element]
+    inside, outside = _just_inside_and_outside(floor, element)
+    assert 1.0 - inside <= floor < 1.0 - outside
+    original = _constant_module(element, 1.0)
+    under = stablehlo_bnfold.verify(original, _constant_module(element, inside))
+    over = stablehlo_bnfold.verify(original, _constant_module(element, outside))
+    assert [o.noise for o in under.outputs + over.outputs] == [0.0, 0.0]
+    assert under.outputs[0].tolerance == floor
+    assert under.outputs[0].max_relative_error == 1.0 - inside
+    assert under.ok, under.lines()
+    assert over.verified and not over.ok, over.lines()
+
+
+# main(x) = sin(a * x): moving x by an ulp moves the output by about a * |x| ulps, which
+# puts the noise term above the floor (a per type: 8 * noise above the floor, noise below
+# NOISE_LIMIT). The "folded" module multiplies it by 1 + r, which rounds in the element
+# type: the margin around 8 * noise is wider than that rounding (half an ulp of the output).
+_SINE = {"f64": (1e9, 1e-6), "f32": (100.0, 0.02), "f16": (2.0, 0.1), "bf16": (0.5, 0.2)}
+
+
+def _sine_module(element: str, a: float, factor: float | None = None) -> str:
+    """main(x) = sin(a x) + sin(a x), or with `factor` sin(a x) * factor."""
+    last = (
+        f"%f = stablehlo.constant dense<{factor!r}> : tensor<4x64x{element}>\n"
+        f"      %2 = stablehlo.multiply %1, %f : tensor<4x64x{element}>"
+        if factor is not None
+        else f"%2 = stablehlo.add %1, %1 : tensor<4x64x{element}>"
+    )
+    return f"""
+    func.func @main(%arg0: tensor<4x64x{element}>) -> tensor<4x64x{element}> {{
+      %a = stablehlo.constant dense<{a!r}> : tensor<4x64x{element}>
+      %0 = stablehlo.multiply %arg0, %a : tensor<4x64x{element}>
+      %1 = stablehlo.sine %0 : tensor<4x64x{element}>
+      {last}
+      return %2 : tensor<4x64x{element}>
+    }}"""
+
+
+@pytest.mark.parametrize("element", ["f16", "bf16", "f32", "f64"])
+def test_verify_passes_an_error_just_under_eight_times_the_noise_and_fails_one_just_over(element):
+    a, margin = _SINE[element]
+    original = _sine_module(element, a)
+    noise = stablehlo_bnfold.verify(original, original).outputs[0].noise
+    tolerance = NOISE_FACTOR * noise
+    assert NOISE_FACTOR == 8.0
+    assert _FLOORS[element] < tolerance and noise < NOISE_LIMIT  # the noise term decides
+    # The original adds sin(a x) to itself: the "folded" one multiplies it by 2 (1 + r).
+    under = stablehlo_bnfold.verify(original, _sine_module(element, a, 2 * (1 + tolerance * (1 - margin))))
+    over = stablehlo_bnfold.verify(original, _sine_module(element, a, 2 * (1 + tolerance * (1 + margin))))
+    assert under.outputs[0].tolerance == tolerance == over.outputs[0].tolerance
+    assert under.ok, under.lines()
+    assert over.verified and not over.ok, over.lines()
+
+
+@pytest.fixture
+def one_channel_off(monkeypatch):
+    """Make every exact fold scale the weights of its last output channel by 1 + 1e-4 too
+    much: a small error in one channel, as a slip in one channel's scale would make."""
+    real = plan.scale_along
+
+    def last_channel_off(array, scale, axis, dtype):
+        scale = np.array(scale, dtype=np.float64)
+        scale[-1] *= 1 + 1e-4
+        return real(array, scale, axis, dtype)
+
+    monkeypatch.setattr(plan, "scale_along", last_channel_off)
+
+
+def test_cli_verify_fails_a_fold_with_a_small_error_in_one_output_channel(one_channel_off, tmp_path, capsys):
+    # 1e-4 in one of 8 channels: 100x the f32 tolerance, far below the one-element 0.5 of
+    # `corrupt_folds`.
+    source = tmp_path / "model.mlir"
+    source.write_text(read_testdata(MODULE))
+    out = tmp_path / "out.mlir"
+    code = cli.main([str(source), "--stablehlo-fold-batch-norm", "--verify", "-o", str(out)])
+    assert code == cli.EXIT_VERIFY_FAILED
+    assert not out.exists()
+    line = capsys.readouterr().err.splitlines()[0]
+    error = float(line.split("max relative error ")[1].split(" ")[0])
+    assert 1e-5 < error < 1e-3 and line.endswith(": FAILED"), line

@@ -3,6 +3,8 @@
 // RUN:   | FileCheck --check-prefix=CONST %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-weight-arguments=false --split-input-file \
 // RUN:   --report 2>&1 >/dev/null | FileCheck --check-prefix=CONSTREPORT %s
 

@@ -1,6 +1,8 @@
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file | FileCheck %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=REPORT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
+// RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file --debug 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=DEBUG %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-narrow-weights=false --split-input-file --report 2>&1 >/dev/null \
