@@ -26,6 +26,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 from .analysis.passage import callees_read_once
 from .basics import ARGUMENT
+from .fold.literals import evaluate_literals
 from .patterns import PATTERNS, build_pattern_set
 from .patterns.left import report_chains_left
 from .report import FoldError, Recorder, describe_location
@@ -110,6 +111,7 @@ class FoldBatchNormPass:
                 finally:
                     if collecting:
                         gc.enable()
+                evaluate_literals(op, recorder)
                 report_chains_left(op, recorder, self.fold_weight_arguments)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
