@@ -99,6 +99,28 @@ func.func @literal_reshaped_bias(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf
 
 // -----
 
+// With a symbolic batch the bias is broadcast by a dynamic_broadcast_in_dim (Flax's
+// Dense bias, reshape(b) to 1xC): the value it broadcasts becomes one constant.
+// CHECK-LABEL: func.func @literal_bias_under_a_dynamic_broadcast
+// CHECK:         %[[D:.+]] = stablehlo.dot_general
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x3xf32>
+// CHECK:         %[[S:.+]] = stablehlo.dynamic_broadcast_in_dim %[[B]]
+// CHECK:         stablehlo.add %[[D]], %[[S]]
+// CHECK-NOT:     stablehlo.reshape
+func.func @literal_bias_under_a_dynamic_broadcast(%arg0: tensor<?x4xf32>) -> tensor<?x3xf32> {
+  %w = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<?x4xf32>, tensor<4x3xf32>) -> tensor<?x3xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): evaluated into one constant [literals]
+  %r = stablehlo.reshape %bias : (tensor<3xf32>) -> tensor<1x3xf32>
+  %s = shape.shape_of %d : tensor<?x3xf32> -> tensor<2xindex>
+  %b = stablehlo.dynamic_broadcast_in_dim %r, %s, dims = [0, 1] : (tensor<1x3xf32>, tensor<2xindex>) -> tensor<?x3xf32>
+  %y = stablehlo.add %d, %b : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
 // A depthwise kernel a fold scaled in the graph, reshape(K) * broadcast_in_dim(s) (Keras
 // stores it HWC1 and reshapes it to HW1C), becomes one HW1C constant.
 // CHECK-LABEL: func.func @literal_depthwise_scaled_kernel

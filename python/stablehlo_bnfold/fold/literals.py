@@ -17,14 +17,16 @@ type there, as the graph does), rounded once to the value's element type
 
 Holds when, in this order (each failure a `fold.reasons` constant in the debug log):
 the value is computed from constants alone (`LITERAL_READS_ARGUMENT` where it reads a
-function or region argument) through the ops of `EVALUATED` only (`LITERAL_OP`); each of
-those has a static shape and a float element type (an integer constant only under a
-convert; `LITERAL_SHAPE_OR_TYPE`); every constant and op it is computed from that has
-more than one element has no reader outside the subgraph (`LITERAL_SHARED`: a kernel
-another layer reads too stays, the constant bytes would grow); the value is finite in
-its element type (`LITERAL_NOT_FINITE`); the new constant has no more bytes than the
-constants that go with the subgraph (`LITERAL_LARGER`; a uniform value is written as a
-splat).
+function or region argument) through the ops of `EVALUATED` only (`LITERAL_OP`); each
+constant holds floats, or integers exact in float64 that a convert reads
+(`LITERAL_CONSTANT_TYPE`), and each op has a static shape and a float element type
+(`LITERAL_SHAPE_OR_TYPE`); every constant and op it is computed from that has more than
+one element has no reader outside the subgraph (`LITERAL_SHARED`: a kernel another layer
+reads too stays, the constant bytes would grow; a scalar, an epsilon, stays for its other
+readers); the new constant has no more bytes than the constants that go with the
+subgraph (`LITERAL_LARGER`), or is one element computed from splats only (written as a
+splat: no element of a gigantic splat kernel is materialized); the value is finite in its
+element type, and so is every convert's on the way (`LITERAL_NOT_FINITE`).
 
 Nothing is reported: a fold removes an activation-sized op, this removes only ops on
 constants. Weights passed as arguments stay computed in the graph.
@@ -68,8 +70,9 @@ subtract, multiply, divide, power, negate, sqrt, rsqrt)."""
 
 def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
     """Replace, in every function under `root`, each operand of a linear op and each value
-    a bias add after one broadcasts that is computed from constants alone by one
-    constant, where the conditions of this module's docstring hold.
+    a bias add after one broadcasts (`broadcast_in_dim`, or `dynamic_broadcast_in_dim`
+    with a symbolic batch) that is computed from constants alone by one constant, where
+    the conditions of this module's docstring hold.
 
     >>> evaluate_literals(module.operation, recorder)   # doctest: +SKIP
     """
@@ -88,9 +91,12 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
             _evaluate_value(op.operands[index], recorder)
         for add, index in _bias_adds(op.result):
             bias = add.operands[index]
-            if isinstance(bias.owner, stablehlo.BroadcastInDimOp):
+            if isinstance(bias.owner, _BROADCASTS):  # its shape operand is not a value
                 bias = bias.owner.operand
             _evaluate_value(bias, recorder)
+
+
+_BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
 
 
 def _bias_adds(result: ir.Value) -> list[tuple[stablehlo.AddOp, int]]:
