@@ -35,6 +35,7 @@ constants. Weights passed as arguments stay computed in the graph.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -333,7 +334,7 @@ def _uniform(constant: ir.OpView) -> bool:
 
 
 def _elements(shaped: ir.Type) -> int:
-    return int(np.prod(ir.ShapedType(shaped).shape, dtype=np.int64))
+    return math.prod(ir.ShapedType(shaped).shape)  # (np.prod costs 10 us a call)
 
 
 def _freed_bytes(subgraph: _Subgraph) -> int:
@@ -342,12 +343,13 @@ def _freed_bytes(subgraph: _Subgraph) -> int:
     staying: set[int] = set()
     freed = 0
     for op in reversed(subgraph.ops[:-1]):
-        key = hash(op.operation)
-        outside = any(
+        # Only a scalar may have readers outside (`_shared`); whatever such a reader
+        # reads stays with it.
+        outside = _elements(op.results[0].type) <= 1 and any(
             hash(_operation(use.owner)) not in subgraph.keys for use in op.results[0].uses
         )
-        if outside or _read_by(op, staying):
-            staying.add(key)
+        if outside or (staying and _read_by(op, staying)):
+            staying.add(hash(op.operation))
             continue
         attr = dense_attr_of(op)
         if attr is not None:
