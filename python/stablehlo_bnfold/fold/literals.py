@@ -268,9 +268,11 @@ def _evaluate(op: ir.OpView, operands: list[np.ndarray], splat: bool) -> np.ndar
     if isinstance(op, stablehlo.TransposeOp):
         return np.transpose(operands[0], dimensions(op.permutation))
     if isinstance(op, stablehlo.BroadcastInDimOp):
-        return broadcast_in_dim_array(operands[0], dimensions(op.broadcast_dimensions), shape)
+        dims = dimensions(op.broadcast_dimensions)
+        return broadcast_in_dim_array(operands[0], dims, shape)
     if isinstance(op, stablehlo.ConvertOp):
-        return _rounded(float_dtype(ir.ShapedType(op.result.type).element_type), operands[0])
+        dtype = float_dtype(ir.ShapedType(op.result.type).element_type)
+        return _rounded(dtype, operands[0])
     wide = [np.asarray(o, dtype=np.float64) for o in operands]
     ufunc = UNARY_UFUNC.get(type(op)) or BINARY_UFUNC[type(op)]
     with np.errstate(all="ignore"):  # a value not finite is refused where it is rounded
