@@ -17,6 +17,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, stablehlo
 
 __all__ = [
+    "broadcast_in_dim_array",
     "constant_f64",
     "constant_attr",
     "dense_attr",
@@ -220,6 +221,20 @@ def dense_attr(array: np.ndarray, tensor_type: ir.RankedTensorType) -> ir.DenseE
     return ir.DenseElementsAttr.get(
         array, type=tensor_type.element_type, shape=list(tensor_type.shape)
     )
+
+
+def broadcast_in_dim_array(operand: np.ndarray, dims: list[int], shape: list[int]) -> np.ndarray:
+    """What `broadcast_in_dim(operand, dims)` of result `shape` holds: a read-only view of
+    `operand` (no copy), its dimension i laid along result dimension `dims[i]`.
+
+    >>> broadcast_in_dim_array(np.array([1.0, 2.0]), [1], [3, 2]).tolist()
+    [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
+    """
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    placed = [1] * len(shape)
+    for i in order:
+        placed[dims[i]] = operand.shape[i]
+    return np.broadcast_to(np.transpose(operand, order).reshape(placed), shape)
 
 
 def dimensions(attr: ir.DenseI64ArrayAttr) -> list[int]:

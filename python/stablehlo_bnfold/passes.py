@@ -3,7 +3,15 @@
 The pass runs `patterns.PATTERNS` on MLIR's greedy driver (C++) until nothing changes, on
 every op nested in the module: all functions and nested regions (`stablehlo.case`,
 `while`). Folding by op folders, constant CSE and region simplification are off, so the
-only changes are the patterns' rewrites and the removal of the ops they leave dead.
+driver's only changes are the patterns' rewrites and the removal of the ops they leave
+dead. Then, where a linear op's weights or the bias its bias add broadcasts are computed
+from constants alone (Keras's `beta - mean * rsqrt(var + eps) * gamma`, a depthwise
+`reshape(K) * s`, torch-mlir's `transpose(W)`, a mixed-precision `convert(W)`), each
+becomes one constant, computed in float64 and rounded once, when no other op reads the
+constants it replaces and it is no larger than they are (`fold/literals.py`; not
+reported, since it removes no activation-sized op): each linear op with constant weights
+then reads `L(x, W) + broadcast_in_dim(b)`. Last, every per-channel chain no pattern
+reported gets its line (`patterns/left.py`).
 
 jaxlib's Python bindings turn the pass into a real pass (`PassManager.add(callable)`), but
 cannot register it by name in MLIR's pass registry. `build_pass_manager` therefore parses
@@ -26,6 +34,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 from .analysis.passage import callees_read_once
 from .basics import ARGUMENT
+from .fold.literals import evaluate_literals
 from .patterns import PATTERNS, build_pattern_set
 from .patterns.left import report_chains_left
 from .report import FoldError, Recorder, describe_location
@@ -110,6 +119,7 @@ class FoldBatchNormPass:
                 finally:
                     if collecting:
                         gc.enable()
+                evaluate_literals(op, recorder)
                 report_chains_left(op, recorder, self.fold_weight_arguments)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)

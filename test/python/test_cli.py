@@ -322,6 +322,27 @@ def test_cli_passes_a_gigantic_splat_constant_it_does_not_fold_through_without_m
     assert "dense<5.000000e-01> : tensor<100000x100000xf32>" in run.text
 
 
+def test_cli_evaluates_gigantic_splat_weights_computed_from_splats_into_a_splat(work):
+    # reshape(splat) * broadcast(scalar): 40 GB as tensors; the literal step computes the
+    # one element and writes a splat, never the elements.
+    text = (
+        "func.func @main(%x: tensor<1x100000xf32>) -> tensor<1x100000xf32> {\n"
+        "  %w = stablehlo.constant dense<5.000000e-01> : tensor<10000000000xf32>\n"
+        "  %s = stablehlo.constant dense<2.500000e+00> : tensor<f32>\n"
+        "  %r = stablehlo.reshape %w : (tensor<10000000000xf32>) -> tensor<100000x100000xf32>\n"
+        "  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<100000x100000xf32>\n"
+        "  %k = stablehlo.multiply %r, %b : tensor<100000x100000xf32>\n"
+        "  %y = stablehlo.dot_general %x, %k, contracting_dims = [1] x [0] :"
+        " (tensor<1x100000xf32>, tensor<100000x100000xf32>) -> tensor<1x100000xf32>\n"
+        "  return %y : tensor<1x100000xf32>\n}\n"
+    )
+    (work / "splat.mlir").write_text(text)
+    run = bnfold(work, "splat.mlir", "--stablehlo-fold-batch-norm", address_space=EIGHT_GIB)
+    assert run.returncode == 0, run.stderr
+    assert "dense<1.250000e+00> : tensor<100000x100000xf32>" in run.text
+    assert "stablehlo.multiply" not in run.text and "tensor<10000000000xf32>" not in run.text
+
+
 # A file this size (sparse: no disk) needs more memory to fold than any machine in CI has,
 # and more than the address space the tests allow.
 FORTY_GB = 40 * 10**9

@@ -21,7 +21,15 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, func, stablehlo
 
-from ..constants import constant_attr, dense_attr_of, dimensions, float_dtype, read_dense, round_to
+from ..constants import (
+    broadcast_in_dim_array,
+    constant_attr,
+    dense_attr_of,
+    dimensions,
+    float_dtype,
+    read_dense,
+    round_to,
+)
 
 __all__ = [
     "BINARY_UFUNC",
@@ -432,12 +440,7 @@ def _constant_array(value: ir.Value) -> np.ndarray | None:
         inner = _constant_array(owner.operand)
         if inner is None:
             return None
-        dims = dimensions(owner.broadcast_dimensions)  # iterated, the attribute throws inside
-        order = sorted(range(len(dims)), key=lambda i: dims[i])
-        placed = [1] * shaped.rank
-        for i in order:
-            placed[dims[i]] = inner.shape[i]
-        return np.broadcast_to(np.transpose(inner, order).reshape(placed), shaped.shape)
+        return broadcast_in_dim_array(inner, dimensions(owner.broadcast_dimensions), shaped.shape)
     if isinstance(owner, stablehlo.ReshapeOp):
         inner = _constant_array(owner.operand)
         return None if inner is None else np.reshape(inner, shaped.shape)

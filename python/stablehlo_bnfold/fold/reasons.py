@@ -44,6 +44,13 @@ __all__ = [
     "INPUT_NOT_AFFINE",
     "ISLAND_USERS",
     "LEAKY_RELU_USERS",
+    "LITERAL_CONSTANT_TYPE",
+    "LITERAL_LARGER",
+    "LITERAL_NOT_FINITE",
+    "LITERAL_OP",
+    "LITERAL_READS_ARGUMENT",
+    "LITERAL_SHAPE_OR_TYPE",
+    "LITERAL_SHARED",
     "MAXIMUM_NOT_RELU",
     "MOVED_NOT_CONSTANT",
     "MOVED_USERS",
@@ -396,3 +403,26 @@ after L or L + b: a relu, clamp or pool below it would meet all of L's channels,
 chain only the kept ones."""
 SLICE_USERS = Reason("slice result has other users")
 SLICE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: only constants pass a slice")
+
+# Literal weights and biases (fold/literals.py: debug log only, nothing is reported).
+LITERAL_READS_ARGUMENT = Reason("the value reads a function or region argument")
+"""Weights or a bias computed from an argument (weights passed in) stay computed in the
+graph."""
+LITERAL_OP = Reason("the value is computed by an op that is not evaluated on constants")
+"""Only reshape, transpose, broadcast_in_dim, convert, add, subtract, multiply, divide,
+power, negate, sqrt and rsqrt are evaluated (`fold.literals.EVALUATED`)."""
+LITERAL_SHAPE_OR_TYPE = Reason(
+    "an op on the way has a dynamic shape, or an element type other than f16, bf16, f32 or f64"
+)
+LITERAL_CONSTANT_TYPE = Reason(
+    "a constant on the way holds neither f16, bf16, f32 or f64 values nor integers exact in float64"
+)
+LITERAL_SHARED = Reason(
+    "a constant or op the value is computed from has another reader: its bytes would stay"
+)
+"""A kernel another layer reads too: evaluated, its bytes would be in the module twice.
+Scalars (an epsilon) may have other readers: they stay for them."""
+LITERAL_NOT_FINITE = Reason("the value is not finite in its element type")
+LITERAL_LARGER = Reason("the new constant would be larger than the constants it replaces")
+"""A vector broadcast to a whole kernel: evaluated, the module would hold every element. A
+value computed from splats only is written as a splat."""
