@@ -284,6 +284,19 @@ class PreActResNet(nn.Module):
         return nn.Dense(5, dtype=self.dtype)(jnp.mean(x, axis=(1, 2)))
 
 
+class WeightNormNet(nn.Module):
+    """Weight-normalized convolutions (`nn.WeightNorm`: the kernel computed as g * v / |v|
+    from its parameters) each followed by BatchNorm and relu, then global average pooling
+    and a Dense classifier."""
+
+    @nn.compact
+    def __call__(self, x):
+        for features, strides in ((8, 1), (16, 2)):
+            x = nn.WeightNorm(nn.Conv(features, (3, 3), strides=strides, use_bias=False))(x)
+            x = nn.relu(nn.BatchNorm(use_running_average=True)(x))
+        return nn.Dense(5)(jnp.mean(x, axis=(1, 2)))
+
+
 class ViTLayer(nn.Module):
     """A ViT encoder layer: x + MHA(LayerNorm(x)) with Flax's
     `MultiHeadDotProductAttention` (q, k, v projections with [heads, head_dim] biases),
@@ -352,6 +365,7 @@ FLAX = {
     "flax_prenorm_transformer": (PreNormTransformerBlock, (8, 16)),
     "flax_llama": (LlamaBlock, (8, 16)),
     "flax_levit": (LeViTBlock, (8, 16)),
+    "flax_weight_norm": (WeightNormNet, (16, 16, 3)),
 }
 """Network name: (module constructor, input shape without the batch). The modules with a
 `dtype` field run mixed bf16 (`dtype=bfloat16`, f32 parameters); flax_models.py's blocks do

@@ -171,6 +171,13 @@ EXPECTED: dict[tuple[str, Variant], Expected] = {
     # left: the 3 pre-activation BNs (9): their scales are arguments, of unknown sign, and
     # a ReLU follows ("per-channel scale or shift is not a constant: the scale's sign is
     # unknown"); and block 2's second BN (3), its kernel larger than its activation.
+    ("flax_weight_norm", Variant(C, ST, F32)): Expected(6, 0, 6, 7),
+    # Both BNs fold into their weight-normalized kernels g * v / |v|, computed from
+    # constants: the fold scales the computed kernel (and the pool's divide folds into
+    # the classifier).
+    ("flax_weight_norm", Variant(A, ST, F32)): Expected(6, 3, 8, 3),
+    # left: the strided block's BN (3): its kernel, computed from arguments, is larger
+    # than its activation at batch 1 (the cost rule).
     ("flax_vit_layer", Variant(C, ST, F32)): Expected(4, 0, 45, 4),
     ("flax_vit_layer", Variant(A, ST, F32)): Expected(4, 4, 51, 0),
     # left: both LayerNorms: each Dense kernel (arguments) is larger than the tokens at
@@ -540,11 +547,13 @@ def test_weights_stay_parameters_of_every_linear_op(case):
 NOT_LITERAL: dict[tuple[str, Variant], int] = {
     ("keras_convnext_tiny", Variant(C, ST, F32)): 2,
     ("keras_convnext_tiny", Variant(C, SY, F32)): 2,
+    ("flax_weight_norm", Variant(C, ST, F32)): 2,
 }
 """Constant-weight rows where some linear op still reads weights or a bias computed in the
 graph, and how many such operands. ConvNeXt's stem: the input Normalization folded into it
 leaves W * (1 / max(sqrt(var), eps)) and the bias b + L(t, W), a dot_general of constants;
-`maximum` and `dot_general` are not evaluated, and W is read by both (fold/literals.py)."""
+`maximum` and `dot_general` are not evaluated, and W is read by both (fold/literals.py).
+The weight-normalized kernels g * v / |v|: |v| is a `reduce`, not evaluated either."""
 
 
 def test_every_linear_op_reads_literal_weights_and_bias_where_weights_are_constants(case):
