@@ -883,17 +883,9 @@ def _plan(
     negative = None
     # Only sums, max-pools, transposes and reshapes passed (`blocked` False): the shift
     # passes them too, times what the sums add up (below).
-    if passed and not unit_scale and not affine.constant:
-        refused = _passage_refused_in_graph(passed, scale, shift, no_shift)
-        if refused is not None:
-            return rw.skip(top, refused)
-    if any(p.bounds is not None for p in passed) and np.any(scale == 0):
-        # A clamp's bounds move to (lo - c) / s: a dead channel has none.
-        return rw.skip(top, reasons.SCALE_ZERO)
-    if passed and not unit_scale and isinstance(scale, np.ndarray):
-        refused = _passage_refused(passed, scale, no_shift, removed, blocked)
-        if refused is not None:
-            return rw.skip(top, refused)
+    refused = _passage_checked(passed, affine.constant, scale, shift, no_shift, removed, blocked)
+    if refused is not None:
+        return rw.skip(top, refused)
     if blocked:  # (a shift alone is no candidate there: the scale is not all ones)
         if isinstance(scale, np.ndarray) and any(p.is_relu for p in passed) and np.any(scale < 0):
             negative = scale < 0
@@ -925,21 +917,9 @@ def _plan(
             owns = [None] * len(consumers)
     moved = None
     if kept_reason is not None:
-        if unit_scale:
-            if linear_chain(top.result) is not None:
-                # L + b, a bias add after another linear op: the canonical form.
-                return rw.not_candidate(top, reasons.SHIFT_ALONE)
-            return rw.skip(top, reasons.SHIFT_ALONE)
-        if not exact:
-            # Reported: the scale is what would fold (an input normalization before a
-            # padded convolution whose kernel is an argument).
-            return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
-        if not np.all(scale != 0):
-            return rw.skip(top, reasons.PAD_SCALE_ZERO)
-        with np.errstate(all="ignore"):
-            moved = round_to(activation_dtype, shift / scale)
-        if moved is None:
-            return rw.skip(top, reasons.SHIFT_OVER_SCALE_OVERFLOW)
+        moved = _kept_shift(rw, top, activation_dtype, scale, shift, exact)
+        if not isinstance(moved, np.ndarray):
+            return moved
     clamps = _moved_clamps(passed, scale, shift if moved is None and not no_shift else None)
     if clamps is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
@@ -1076,6 +1056,50 @@ def _rounded_bound(dtype: np.dtype, bound: np.ndarray) -> np.ndarray | None:
     infinite = np.isinf(bound)
     rounded = round_to(dtype, np.where(infinite, 0.0, bound))
     return None if rounded is None else np.where(infinite, bound, rounded).astype(dtype)
+
+
+def _passage_checked(
+    passed: list[Passed], constant: bool, scale: PerChannel, shift: PerChannel, no_shift: bool,
+    removed: int, blocked: bool,
+) -> Reason | None:
+    """Why the chain's map cannot move forward across the `passed` ops, in this order:
+    values the graph computes that an op cannot take (`_passage_refused_in_graph`), a
+    clamp passed with a zero scale (its bounds move to (lo - c) / s: a dead channel has
+    none), a constant scale an op refuses (`_passage_refused`); None when it can, or when
+    the scale is all ones (a shift alone, decided by the caller)."""
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    if passed and not unit_scale and not constant:
+        refused = _passage_refused_in_graph(passed, scale, shift, no_shift)
+        if refused is not None:
+            return refused
+    if any(p.bounds is not None for p in passed) and np.any(scale == 0):
+        return reasons.SCALE_ZERO
+    if passed and not unit_scale and isinstance(scale, np.ndarray):
+        return _passage_refused(passed, scale, no_shift, removed, blocked)
+    return None
+
+
+def _kept_shift(
+    rw: FoldRewriter, top: ir.OpView, dtype: np.dtype, scale: PerChannel, shift: PerChannel, exact: bool
+) -> np.ndarray | Outcome:
+    """The shift kept in front of the scale, x + t / s, as t / s rounded to `dtype`; or
+    the skip, in this order: the scale is all ones (a shift alone: L + b after another
+    linear op is the canonical form, no candidate), a value is not a constant (reported:
+    the scale is what would fold, as before a padded convolution whose kernel is an
+    argument), a scale is zero, t / s overflows `dtype`."""
+    if isinstance(scale, np.ndarray) and np.all(scale == 1):
+        if linear_chain(top.result) is not None:
+            return rw.not_candidate(top, reasons.SHIFT_ALONE)
+        return rw.skip(top, reasons.SHIFT_ALONE)
+    if not exact:
+        return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
+    if not np.all(scale != 0):
+        return rw.skip(top, reasons.PAD_SCALE_ZERO)
+    with np.errstate(all="ignore"):
+        moved = round_to(dtype, shift / scale)
+    if moved is None:
+        return rw.skip(top, reasons.SHIFT_OVER_SCALE_OVERFLOW)
+    return moved
 
 
 def _passage_refused_in_graph(
