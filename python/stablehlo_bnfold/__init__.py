@@ -5,6 +5,8 @@
 >>> folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)  # doctest: +SKIP
 >>> print(report)                                                    # doctest: +SKIP
 folded 2, skipped 0
+>>> prepare, folded = stablehlo_bnfold.fold_parameters(exported, parameters=0)  # doctest: +SKIP
+>>> y = folded.call(prepare.call(variables), x)                      # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -15,14 +17,20 @@ from typing import TYPE_CHECKING
 from .api import fold_batch_norm
 
 if TYPE_CHECKING:  # imported when first asked for (`__getattr__`)
+    from .parameters import fold_parameters
     from .report import FoldError, FoldReport
     from .verification import Verification, verify
 
-__all__ = ["FoldError", "FoldReport", "Verification", "__version__", "fold_batch_norm", "verify"]
+__all__ = [
+    "FoldError", "FoldReport", "Verification", "__version__", "fold_batch_norm", "fold_parameters", "verify",
+]
 
 __version__ = "0.1.0"
 
-_LAZY = {"FoldError": "report", "FoldReport": "report", "Verification": "verification", "verify": "verification"}
+_LAZY = {
+    "FoldError": "report", "FoldReport": "report", "Verification": "verification", "verify": "verification",
+    "fold_parameters": "parameters",
+}
 """Public names imported when first asked for (PEP 562): they need jaxlib, which the
 command's --help, --version and start-up do without (`stablehlo_bnfold.basics`)."""
 

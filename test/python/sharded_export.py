@@ -72,6 +72,9 @@ def main() -> None:
                  jax.ShapeDtypeStruct(x.shape, x.dtype))
         args = (jax.device_put(params, replicated), jax.device_put(x, batch))
     exported = jax.export.export(function)(*specs)
+    if FORM == "parameters":
+        print(json.dumps(_parameters(exported, args, mesh)))
+        return
 
     folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
     (WORK / "model.stablehlo").write_bytes(exported.mlir_module_serialized)
@@ -119,6 +122,24 @@ def main() -> None:
         "original_restored": calling(jax.export.deserialize(exported.serialize())),
         "by_command": calling(by_command) if by_command else None,
     }))
+
+
+def _parameters(exported, args, mesh) -> dict:
+    """`fold_parameters` on the mesh: prepare's outputs and folded's inputs keep the
+    weights' shardings; folded computes what the original does."""
+    prepare, folded = stablehlo_bnfold.fold_parameters(exported, parameters=0)
+    new_params = prepare.call(args[0])
+    expected = np.asarray(exported.call(*args), dtype=np.float64)
+    result = folded.call(new_params, args[1])
+    return {
+        "error": float(np.max(np.abs(np.asarray(result, dtype=np.float64) - expected)) / np.max(np.abs(expected))),
+        "sharding": str(result.sharding),
+        "original_in": repr(exported.in_shardings_jax(mesh)),
+        "prepare_out": repr(prepare.out_shardings_jax(mesh)),
+        "folded_in": repr(folded.in_shardings_jax(mesh)),
+        "folded_params": len(new_params),
+        "folded_module": folded.mlir_module(),
+    }
 
 
 if __name__ == "__main__":
