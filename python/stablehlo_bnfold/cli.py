@@ -7,6 +7,7 @@
         [--mlir-print-debuginfo] [--mlir-print-op-generic] [--mlir-print-ir-after-all]
         [--mlir-timing] [--mlir-disable-threading] [--verify-diagnostics]
         [--report[=text|json]] [--report-file=FILE] [--verify] [--no-memory-check]
+        [--fold-parameters=INDICES --prepare-output=FILE]
         [--allow-unregistered-dialect] [--debug]
 
 Every long flag may be spelled with one dash, as mlir-opt takes them
@@ -261,6 +262,21 @@ def _parser() -> argparse.ArgumentParser:
         "infinite outputs of the original, XLA cannot run it)",
     )
     parser.add_argument(
+        "--fold-parameters",
+        type=_indices,
+        metavar="INDICES",
+        help="the weights are arguments of @main at these comma-separated positions (for an "
+        "Exported.serialize() file: positional arguments of the exported function): fold "
+        "them once instead of on every call, writing the module that computes the folded "
+        "weights from them to --prepare-output and the one that takes the folded weights "
+        "in their place, and the data, to -o (stablehlo_bnfold.fold_parameters)",
+    )
+    parser.add_argument(
+        "--prepare-output",
+        metavar="FILE",
+        help="with --fold-parameters: where the module that computes the folded weights goes",
+    )
+    parser.add_argument(
         "--no-memory-check",
         action="store_true",
         help="fold even when the estimated peak memory (checked before the input is read) "
@@ -277,6 +293,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.set_defaults(passes=[])
     return parser
+
+
+def _indices(text: str) -> list[int]:
+    """A comma-separated list of argument positions."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(item.isdigit() for item in items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated argument positions, got {text!r}")
+    return sorted({int(item) for item in items})
 
 
 def _count(text: str) -> int:
@@ -305,7 +329,9 @@ class _Modules:
 
 _lazy = _Modules()
 
-_THE_PASS = ("jax", "diagnostics", "io", "memory", "passes", "report", "session", "verification")
+_THE_PASS = (
+    "jax", "diagnostics", "io", "memory", "parameters", "passes", "report", "session", "verification",
+)
 
 
 def _import_the_pass() -> None:
@@ -331,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--mlir-elide-elementsattrs-if-larger applies to text: "
             "it cannot be combined with --emit-bytecode"
         )
+    _check_parameter_flags(parser, args)
     pipeline = args.pass_pipeline if args.pass_pipeline is not None else ",".join(args.passes)
     try:  # a bad pipeline is a usage error, found before the input is read
         _lazy.passes.build_pass_manager(_lazy.io.make_context(), pipeline, _lazy.report.Recorder())
@@ -367,6 +394,51 @@ _BINARY_TO_A_TERMINAL = (
 )
 
 
+def _check_parameter_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--fold-parameters and --prepare-output go together, with the pass flag alone."""
+    if (args.fold_parameters is None) != (args.prepare_output is None):
+        parser.error("--fold-parameters and --prepare-output go together")
+    if args.fold_parameters is None:
+        return
+    if args.passes[:1] != [p for p in args.passes if p.startswith(ARGUMENT)] or len(args.passes) != 1:
+        parser.error(f"--fold-parameters runs --{ARGUMENT} alone (its options allowed)")
+    for flag in ("split_input_file", "verify", "verify_diagnostics", "pass_pipeline"):
+        if getattr(args, flag) not in (None, False):
+            parser.error(f"--fold-parameters cannot be combined with --{flag.replace('_', '-')}")
+    if args.output in ("-", "/dev/stdout"):
+        parser.error("--fold-parameters writes two modules: give -o FILE for the folded one")
+
+
+def _run_parameters(args: argparse.Namespace, source: str) -> int:
+    """--fold-parameters: prepare to --prepare-output, folded to -o, each in the input's
+    kind (an Exported.serialize() file: both Exported, the positions positional arguments;
+    else @main's argument positions)."""
+    options = args.passes[0].partition("{")[2].rstrip("}")
+    data = sys.stdin.buffer.read() if args.input == "-" else _lazy.io.read_file(args.input)
+    sandbox.doing("folding", source)
+    try:
+        if _lazy.io.sniff(data)[0] is _lazy.io.Format.EXPORTED:
+            exported = _lazy.jax.export.deserialize(bytearray(data))
+            prepare, folded, report = _lazy.parameters.fold_parameters(
+                exported, tuple(args.fold_parameters), options=options, trusted=True, with_report=True
+            )
+            emitted = [(args.prepare_output, prepare.serialize()), (args.output, folded.serialize())]
+        else:
+            loaded = _lazy.session.load(data, _lazy.io.make_context(), source=source)
+            report, prepare, folded, _ = _lazy.parameters.fold_module(loaded, set(args.fold_parameters), options)
+            emitted = [
+                (path, _lazy.io.dump(module, _output_format(module.format, args), **_printing(args)))
+                for path, module in ((args.prepare_output, prepare), (args.output, folded))
+            ]
+    except _lazy.report.FoldError as error:
+        raise _Failure(_say(f"{source}: {error}" if not str(error).startswith(source) else str(error))) from None
+    _report(args, source, report, [])
+    for path, output in emitted:
+        output = output.encode() if isinstance(output, str) else output
+        _write(path, lambda file, output=output: file.write(output))
+    return EXIT_OK
+
+
 def _input_format(args: argparse.Namespace) -> Format | None:
     """The input file's format, told by content; None for stdin or what is not a file."""
     if args.input == "-" or not os.path.isfile(args.input):
@@ -397,6 +469,8 @@ def _say(message: str) -> str:
 
 def _run(args: argparse.Namespace, pipeline: str) -> int:
     source = "<stdin>" if args.input == "-" else args.input
+    if args.fold_parameters is not None:
+        return _run_parameters(args, source)
     try:
         chunks = _inputs(args, source)
     except _lazy.report.FoldError as error:

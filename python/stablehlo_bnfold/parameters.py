@@ -118,23 +118,37 @@ class _Work:
     options: str
 
     def __call__(self, output, reading=None):
-        from . import io, partition, session
-        from .passes import ARGUMENT
+        from . import io, session
 
-        context = io.make_context()
-        loaded = session.load(self.data, context)
-        with context:
-            partition.inline_wrapper(loaded.module)
-        options = f"fold-larger-weight-arguments=true {self.options}".strip()
-        report = session.run(loaded.module, f"{ARGUMENT}{{{options}}}")
-        with context, ir_location():
-            split = partition.split(loaded.module, self.parameters)
-            prepare = io.dump(dataclasses.replace(loaded, module=split.prepare))
-            folded = io.dump(dataclasses.replace(loaded, module=split.folded))
-        cuts = [(str(c.type), c.source, c.same_type) for c in split.cuts]
+        loaded = session.load(self.data, io.make_context())
+        report, prepare, folded, cuts = fold_module(loaded, self.parameters, self.options)
+        prepare, folded = io.dump(prepare), io.dump(folded)
         output.write(prepare)
         output.write(folded)
-        return report, cuts, len(prepare)
+        return report, [(str(c.type), c.source, c.same_type) for c in cuts], len(prepare)
+
+
+def fold_module(loaded, parameters: set[int], options: str = ""):
+    """(report, prepare, folded, cuts) for a loaded module whose `@main` takes the weights at
+    the argument positions `parameters`: the fold as if they were constants, then the
+    split (`partition.split`); prepare and folded are `io.Loaded` in the input's format.
+    The command's `--fold-parameters` and `fold_parameters` both come here."""
+    from . import partition, session
+    from .passes import ARGUMENT
+
+    context = loaded.module.context
+    with context:
+        partition.inline_wrapper(loaded.module)
+    options = f"fold-larger-weight-arguments=true {options}".strip()
+    report = session.run(loaded.module, f"{ARGUMENT}{{{options}}}", source=loaded.source)
+    with context, ir_location():
+        split = partition.split(loaded.module, parameters)
+    return (
+        report,
+        dataclasses.replace(loaded, module=split.prepare),
+        dataclasses.replace(loaded, module=split.folded),
+        split.cuts,
+    )
 
 
 def ir_location():

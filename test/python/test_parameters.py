@@ -165,3 +165,42 @@ def test_the_weights_shardings_carry_over_to_prepare_and_folded(tmp_path):
     assert "spec=P()" in seen["prepare_out"] and "None" not in seen["prepare_out"]
     assert seen["folded_in"].count("spec=P()") == 2 and "P('batch',)" in seen["folded_in"]
     assert seen["folded_module"].count("sdy.sharding = #sdy.sharding<@mesh") == 4  # 3 inputs, 1 result
+
+
+def _command(work: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "stablehlo_bnfold", *args], cwd=work, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_command_writes_prepare_and_folded_as_the_kind_it_read(tmp_path):
+    model, variables, x = _flax_block()
+    exported = export.export(jax.jit(model.apply))(variables, x)
+    (tmp_path / "model.jax").write_bytes(exported.serialize())
+    (tmp_path / "model.mlir").write_text(exported.mlir_module())
+    done = _command(tmp_path, "model.jax", "--stablehlo-fold-batch-norm", "--fold-parameters=0",
+                    "--prepare-output", "prepare.jax", "-o", "folded.jax", "--report")
+    assert done.returncode == 0, done.stderr
+    assert "folded 3" in done.stderr
+    prepare = export.deserialize(bytearray((tmp_path / "prepare.jax").read_bytes()))
+    folded = export.deserialize(bytearray((tmp_path / "folded.jax").read_bytes()))
+    np.testing.assert_allclose(folded.call(prepare.call(variables), x), exported.call(variables, x), rtol=1e-5, atol=1e-6)
+    # MLIR text: the positions are @main's arguments (the 7 weights, then the image).
+    done = _command(tmp_path, "model.mlir", "--stablehlo-fold-batch-norm", "--fold-parameters=0,1,2,3,4,5,6",
+                    "--prepare-output", "prepare.mlir", "-o", "folded.mlir")
+    assert done.returncode == 0, done.stderr
+    folded_text = (tmp_path / "folded.mlir").read_text()
+    assert "rsqrt" not in folded_text and "batch_norm" not in folded_text
+    assert "rsqrt" in (tmp_path / "prepare.mlir").read_text()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--fold-parameters=0"], "go together"),
+    (["--fold-parameters=0", "--prepare-output", "p.mlir"], "give -o FILE"),
+    (["--fold-parameters=0", "--prepare-output", "p.mlir", "-o", "f.mlir", "--verify"], "--verify"),
+    (["--fold-parameters=x", "--prepare-output", "p.mlir", "-o", "f.mlir"], "argument positions"),
+])
+def test_the_command_refuses_fold_parameters_flags_that_do_not_fit(tmp_path, flags, message):
+    (tmp_path / "m.mlir").write_text("module {}")
+    done = _command(tmp_path, "m.mlir", "--stablehlo-fold-batch-norm", *flags)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
