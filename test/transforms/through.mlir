@@ -3,6 +3,8 @@
 // RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm --split-input-file --report 2>&1 >/dev/null \
 // RUN:   | FileCheck --check-prefix=KEPT %s
+// RUN: stablehlo-bnfold-opt %s --stablehlo-fold-batch-norm=fold-larger-weight-arguments=true --split-input-file \
+// RUN:   | FileCheck --check-prefix=LARGER %s
 
 // conv -> relu -> batch_norm_inference, NHWC x HWIO: the scale goes into the kernel, the
 // shift stays behind the relu as one add.
@@ -1051,18 +1053,22 @@ func.func @fold_transpose_scale_argument(%arg0: tensor<1x4x4x2xf32>, %arg1: tens
 // -----
 
 // LeViT's Linear -> flatten -> BatchNorm1d with the statistics as arguments: the batch
-// norm, computed in the graph, passes the reshape whole, into the weights and the bias.
+// norm, computed in the graph, passes the reshape whole, into the weights and the bias
+// (with fold-larger-weight-arguments; by default it stays, since computing it in the
+// graph builds more ops than the one batch_norm_inference it removes).
 // CHECK-LABEL: func.func @fold_batch_norm_arguments_through_reshape(
-// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<8x6xf32>
-// CHECK:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], contracting_dims = [2] x [0]
-// CHECK:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<2x4x6xf32>
-// CHECK:         %[[R:.+]] = stablehlo.reshape %[[A]] : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
-// CHECK-NOT:     batch_norm_inference
-// CHECK:         return %[[R]]
+// CHECK:         "stablehlo.batch_norm_inference"
+// LARGER-LABEL: func.func @fold_batch_norm_arguments_through_reshape(
+// LARGER:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<8x6xf32>
+// LARGER:         %[[D:.+]] = stablehlo.dot_general %arg0, %[[K]], contracting_dims = [2] x [0]
+// LARGER:         %[[A:.+]] = stablehlo.add %[[D]], %{{.+}} : tensor<2x4x6xf32>
+// LARGER:         %[[R:.+]] = stablehlo.reshape %[[A]] : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
+// LARGER-NOT:     batch_norm_inference
+// LARGER:         return %[[R]]
 func.func @fold_batch_norm_arguments_through_reshape(%arg0: tensor<2x4x8xf32>, %arg1: tensor<8x6xf32>, %arg2: tensor<6xf32>, %arg3: tensor<6xf32>, %arg4: tensor<6xf32>, %arg5: tensor<6xf32>) -> tensor<8x6xf32> {
   %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [2] x [0] : (tensor<2x4x8xf32>, tensor<8x6xf32>) -> tensor<2x4x6xf32>
   %r = stablehlo.reshape %d : (tensor<2x4x6xf32>) -> tensor<8x6xf32>
-  // REPORT: through.mlir:[[# @LINE + 1]]:9: folded stablehlo.batch_norm_inference into stablehlo.dot_general through stablehlo.reshape [fold_scale_through_relu]
+  // KEPT: through.mlir:[[# @LINE + 1]]:9: not folded stablehlo.batch_norm_inference: folding in the graph would build more ops than it removes: the scale, weights and bias computed from arguments on every call [fold_scale_through_relu]
   %bn = "stablehlo.batch_norm_inference"(%r, %arg2, %arg3, %arg4, %arg5) {epsilon = 1.0e-05 : f32, feature_index = 1 : i64} : (tensor<8x6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<8x6xf32>
   return %bn : tensor<8x6xf32>
 }

@@ -314,6 +314,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     root, linear, feature = plan.root, plan.linear, plan.feature
     added = _built_linear(plan, rw, own_shape=bool(plan.through))
     if not plan.through:
+        if _costs_ops(plan, rw, [root]):
+            return rw.skip(root, reasons.COST_MORE_OPS_IN_GRAPH)
         return rw.folded(root, added, linear.linear)
     reads = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     passed, rebuilt = added, []
@@ -339,6 +341,8 @@ def build(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
         rebuilt.append(passed)
     after_feature = feature if plan.after_feature is None else plan.after_feature
     result = passed if plan.after is None else rw.add_per_feature(passed, plan.after, after_feature, passed)
+    if _costs_ops(plan, rw, [root, *plan.through]):
+        return rw.skip(root, reasons.COST_MORE_OPS_IN_GRAPH)
     # A call is no pure op: the greedy driver never erases it once dead, and the old
     # linear op would stay computed beside the new one. Only the chain reads the last op,
     # each op only the next. Last, from the chain down: the ops above were built before.
@@ -367,7 +371,33 @@ def build_chain(plans: tuple[FoldPlan, ...], patterns: tuple[str, ...], rw: Fold
     with rw.acting_for(last.root):
         added = _built_linear(last, rw, own_shape=False, linear_result=linear_result)
     steps = tuple(zip((plan.root for plan in plans), patterns))
+    if any(_in_graph(plan) for plan in plans) and _costs_ops(last, rw, [last.root], any_plan=True):
+        return rw.skip(last.root, reasons.COST_MORE_OPS_IN_GRAPH)
     return rw.folded_chain(steps, added, last.linear.linear)
+
+
+def _in_graph(plan: FoldPlan) -> bool:
+    """Whether `plan` computes weights or a bias in the graph (weights or statistics
+    passed as arguments): on every call."""
+    return (
+        any(new.values is None for new in plan.weights)
+        or not (plan.bias is None or isinstance(plan.bias, np.ndarray))
+        or any(_in_graph(part) for _, part in plan.parts)
+    )
+
+
+def _costs_ops(plan: FoldPlan, rw: FoldRewriter, replaced: list, any_plan: bool = False) -> bool:
+    """Whether a fold of a `batch_norm_inference` computed in the graph (`_in_graph`)
+    would leave more ops than the module had: the ops built outnumber those that go
+    (`FoldRewriter.adds_ops`), unless `fold-larger-weight-arguments` asks for the linear
+    op + bias form whatever it costs. The op is one op in the module; its scale, the
+    scaled kernel and the bias computed in the graph take about ten. A decomposed chain
+    holds the ops computing its scale and shift already, which go with it."""
+    if rw.fold_larger_weight_arguments or not (any_plan or _in_graph(plan)):
+        return False
+    if not any(isinstance(op, stablehlo.BatchNormInferenceOp) for op in replaced):
+        return False  # a chain computes its scale and shift already: about as many ops go
+    return rw.adds_ops(replaced)
 
 
 def combine(rw: FoldRewriter, ufunc: np.ufunc, a: PerChannel, b: PerChannel, like: ir.Value) -> PerChannel:

@@ -29,6 +29,7 @@ __all__ = [
     "CHAIN_NOT_ALONG_FEATURE",
     "COST_LARGER",
     "COST_MORE_OPS",
+    "COST_MORE_OPS_IN_GRAPH",
     "COST_WEIGHTS_LARGER",
     "COST_NOTHING_REMOVED",
     "DATA_DEPENDENT",
@@ -233,6 +234,14 @@ COST_MORE_OPS = Reason(
 broadcast would become L(t, W) computed on every call, a `dot_general` and the ops laying
 t over the weights and adding the result, more ops in all (the activation-sized add goes,
 the graph grows)."""
+COST_MORE_OPS_IN_GRAPH = Reason(
+    "folding in the graph would build more ops than it removes: the scale, weights and "
+    "bias computed from arguments on every call"
+)
+"""Why a fold whose weights or statistics are arguments stays: the ops it would build
+to compute the folded weights and bias on every call outnumber the ops it removes (a
+`batch_norm_inference` is one op; its scale, the scaled kernel and the bias take about
+ten). `fold-larger-weight-arguments` folds it anyway; `fold_parameters` folds it once."""
 COST_WEIGHTS_LARGER = Reason(
     "weights the graph would scale or contract on every call have more elements than the "
     "activation: the fold would move the op onto a larger tensor"

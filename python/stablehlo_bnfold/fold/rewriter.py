@@ -318,6 +318,25 @@ class FoldRewriter:
         finally:
             self._anchor, self._at = previous
 
+    def adds_ops(self, replaced: list[ir.OpView]) -> bool:
+        """Whether the ops built so far outnumber those that go once `replaced` (the ops
+        the fold replaces) are: them, and every op all of whose results only they and
+        the ops going read (a call, which the driver never erases, stays)."""
+        going = {op.operation for op in replaced}
+        pending = [operand.owner for op in replaced for operand in op.operands]
+        created = set(self._created)
+        while pending:
+            owner = pending.pop()
+            if isinstance(owner, ir.Block):
+                continue
+            op = owner.operation
+            if op in going or op in created or op.name == "func.call" or not len(op.results):
+                continue
+            if all(use.owner.operation in going for result in op.results for use in result.uses):
+                going.add(op)
+                pending.extend(operand.owner for operand in op.operands)
+        return len(self._created) > len(going)
+
     def replace_inside(self, op: ir.OpView, value: ir.Value) -> None:
         """Replace an op other than the root (a linear op in a `case` branch, a relu
         rebuilt on a new linear op) by `value`."""
