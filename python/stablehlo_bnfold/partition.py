@@ -170,13 +170,22 @@ def _keep_prepare(main: func.FuncOp, sides: list[Side], places, cuts: list[Cut],
         func.ReturnOp(values)
     _erase_dead(ops[:-1], [side is Side.DATA for side in sides[:-1]])
     attributes = _argument_attributes(main)
-    data = [i for i in range(len(block.arguments)) if i not in parameters]
-    for i in reversed(data):
-        block.erase_argument(i)
+    kept = [i for i in range(len(block.arguments)) if i in parameters or _platform_index(attributes[i])]
+    for i in reversed(range(len(block.arguments))):
+        if i not in kept:
+            block.erase_argument(i)
     inputs = [a.type for a in block.arguments]
-    _set_signature(main, inputs, [c.type for c in cuts],
-                   [attributes[i] for i in sorted(parameters)],
+    _set_signature(main, inputs, [c.type for c in cuts], [attributes[i] for i in kept],
                    [_cut_attributes(attributes[c.source], c) for c in cuts])
+
+
+def _platform_index(attributes: ir.Attribute) -> bool:
+    """Whether an argument with these attributes is the platform index a multi-platform
+    `jax.export` module takes first (prepare takes it too: it runs on the same platforms)."""
+    attributes = ir.DictAttr(attributes)
+    return "jax.global_constant" in attributes and ir.StringAttr(
+        attributes["jax.global_constant"]
+    ).value == "_platform_index"
 
 
 def _keep_folded(main: func.FuncOp, sides: list[Side], places, cuts: list[Cut], parameters: set[int]) -> None:

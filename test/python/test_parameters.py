@@ -204,3 +204,14 @@ def test_the_command_refuses_fold_parameters_flags_that_do_not_fit(tmp_path, fla
     (tmp_path / "m.mlir").write_text("module {}")
     done = _command(tmp_path, "m.mlir", "--stablehlo-fold-batch-norm", *flags)
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_a_multi_platform_export_stays_multi_platform_and_prepare_takes_the_platform_index():
+    # The module's @main takes the platform index first; prepare's must too, or jax cannot
+    # call it (its first weight would be read as the index).
+    model, variables, x = _flax_block()
+    exported = export.export(jax.jit(model.apply), platforms=["cpu", "cuda"])(variables, x)
+    prepare, folded = stablehlo_bnfold.fold_parameters(exported, parameters=0, trusted=True)
+    assert prepare.platforms == folded.platforms == ("cpu", "cuda")
+    assert "_platform_index" in prepare.mlir_module()
+    np.testing.assert_allclose(folded.call(prepare.call(variables), x), exported.call(variables, x), rtol=1e-5, atol=1e-6)
