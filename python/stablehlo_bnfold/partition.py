@@ -62,8 +62,6 @@ class Split:
     prepare: ir.Module
     folded: ir.Module
     cuts: list[Cut]
-    kept: list[int]
-    """The original arguments folded still takes (the data), in order, after the cuts."""
 
 
 _IMPURE = frozenset({
@@ -83,10 +81,10 @@ _BROADCASTS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadc
 
 def main_function(module: ir.Module) -> func.FuncOp:
     """The module's public `@main`; FoldError when there is none."""
-    for op in module.body.operations:
-        if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == "main":
-            return op
-    raise FoldError("the module has no @main function")
+    main = _function(module, "main")
+    if main is None:
+        raise FoldError("the module has no @main function")
+    return main
 
 
 def inline_wrapper(module: ir.Module) -> None:
@@ -114,6 +112,7 @@ def inline_wrapper(module: ir.Module) -> None:
 
 
 def _function(module: ir.Module, name: str) -> func.FuncOp | None:
+    """The function `@name` of `module`, if it has one."""
     for op in module.body.operations:
         if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
             return op
@@ -146,14 +145,13 @@ def split(module: ir.Module, parameters: set[int]) -> Split:
     for value in cut_values:
         source = _source(value, block, parameters)
         cuts.append(Cut(value.type, source, block.arguments[source].type == value.type))
-    kept = [i for i in range(len(block.arguments)) if i not in parameters]
     places = [_place(v, block) for v in cut_values]
     op_sides = [sides[op.operation] for op in block.operations]
     prepare = _copy(module)
     _keep_prepare(main_function(prepare), op_sides, places, cuts, parameters)
     folded = _copy(module)
     _keep_folded(main_function(folded), op_sides, places, cuts, parameters)
-    return Split(prepare, folded, cuts, kept)
+    return Split(prepare, folded, cuts)
 
 
 def _copy(module: ir.Module) -> ir.Module:
