@@ -449,3 +449,31 @@ def test_a_batch_norm_between_a_relu_and_flax_max_pool_leaves_no_shift_on_the_fu
     # The one add on the full-size tensor is the first convolution's bias add.
     full = [line for line in compared.folded.splitlines() if "stablehlo.add" in line and "tensor<1x8x8x4xf32>" in line]
     assert len(full) == 1
+
+
+FORWARD_POOL_OF_PADDING_ALONE = """
+func.func @main(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+  %inv = stablehlo.constant dense<[0.5, 0.75]> : tensor<2xf32>
+  %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %m = stablehlo.multiply %x, %i : tensor<1x4x4x2xf32>
+  %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
+  %low = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
+  %mp = "stablehlo.reduce_window"(%y, %low) <{padding = dense<[[0, 0], [2, 2], [2, 2], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 4, 4, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %mx = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %mx : tensor<f32>
+  }) : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%mp, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x2x2x3xf32>
+  return %c : tensor<1x2x2x3xf32>
+}
+"""
+
+
+def test_a_map_before_a_lowest_init_max_pool_with_a_window_of_padding_alone_stays():
+    # The first window reads padding alone: the lowest finite value, which the convolution
+    # reads as it is; folded, the kernel times s would read it instead of (lowest * s + t).
+    compared = fold_and_compare(FORWARD_POOL_OF_PADDING_ALONE, seed=5, batch_norms_left=0, folds=0)
+    assert "a window may hold only padding: the scale cannot pass it" in compared.report.to_text()

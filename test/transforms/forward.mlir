@@ -425,21 +425,21 @@ func.func @fold_shift_through_unpadded_lowest_init_max_pool(%arg0: tensor<1x4x4x
 
 // -----
 
-// A max-pool whose init value is the lowest finite value and which pads: a window of
-// padding alone would keep that value where the original moves it by t. The scale folds;
-// the shift stays in front as x + t / s.
-// CHECK-LABEL: func.func @no_shift_through_padded_lowest_init_max_pool(
-// CHECK:         %[[X:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// A max-pool whose init value is the lowest finite value and which pads so that a window
+// reads padding alone (padding 2, windows of 2, 4 apart): that window keeps the lowest
+// value where the original's is moved by s and t. Neither passes: the chain stays.
+// CHECK-LABEL: func.func @no_fold_through_lowest_init_max_pool_with_a_window_of_padding_alone(
+// CHECK:         %[[M:.+]] = stablehlo.multiply %arg0, %{{.+}} : tensor<1x4x4x2xf32>
+// CHECK:         %[[X:.+]] = stablehlo.add %[[M]], %{{.+}} : tensor<1x4x4x2xf32>
 // CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[X]], %{{.+}})
 // CHECK:         stablehlo.convolution(%[[P]], %{{.+}})
-// CHECK-NOT:     stablehlo.multiply
-func.func @no_shift_through_padded_lowest_init_max_pool(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+func.func @no_fold_through_lowest_init_max_pool_with_a_window_of_padding_alone(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
   %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
   %shift = stablehlo.constant dense<[0.25, -0.5]> : tensor<2xf32>
   %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %s = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
   %m = stablehlo.multiply %arg0, %i : tensor<1x4x4x2xf32>
-  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: folded stablehlo.add into stablehlo.convolution through stablehlo.reduce_window [fold_input_affine_into_conv]
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the max-pool's init value is the lowest finite value, not -inf, and a window may hold only padding: the scale cannot pass it (its maximum is the lowest value, not the lowest value times s) [fold_input_affine_into_conv]
   %y = stablehlo.add %m, %s : tensor<1x4x4x2xf32>
   %low = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
   %mp = "stablehlo.reduce_window"(%y, %low) <{padding = dense<[[0, 0], [2, 2], [2, 2], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 4, 4, 1>}> ({

@@ -250,22 +250,21 @@ func.func @fold_conv_bias_max_pool_batch_norm_whole(%arg0: tensor<1x4x4x2xf32>) 
 
 // -----
 
-// The same with the lowest finite value as the max-pool's init value, and padding: a
-// window of padding alone keeps that value where maxpool(v) + t would move it. The scale
-// goes into the kernel; the shift stays behind the pool as one add (the report says why).
-// CHECK-LABEL: func.func @fold_conv_bias_padded_lowest_init_max_pool_keeps_the_shift(
-// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"
-// CHECK:         %[[Y:.+]] = stablehlo.add %[[P]], %{{.+}} : tensor<1x2x2x3xf32>
+// The same with the lowest finite value as the max-pool's init value, and padding that
+// no window reads alone (each window holds an element of v): scale and shift both pass.
+// CHECK-LABEL: func.func @fold_conv_bias_padded_lowest_init_max_pool_whose_windows_hold_an_element(
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[A:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x4x4x3xf32>
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"(%[[A]],
 // CHECK-NOT:     batch_norm_inference
-// CHECK:         return %[[Y]] : tensor<1x2x2x3xf32>
-func.func @fold_conv_bias_padded_lowest_init_max_pool_keeps_the_shift(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
+// CHECK:         return %[[P]] : tensor<1x2x2x3xf32>
+func.func @fold_conv_bias_padded_lowest_init_max_pool_whose_windows_hold_an_element(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x2x2x3xf32> {
   %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
   %c0 = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>
   %bias = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
   %bb = stablehlo.broadcast_in_dim %bias, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
   %c = stablehlo.add %c0, %bb : tensor<1x4x4x3xf32>
   %init = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
-  // KEPT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the max-pool's init value is the lowest finite value, not -inf, and a window may hold only padding: the shift cannot pass it [fold_scale_through_relu]
   %p = "stablehlo.reduce_window"(%c, %init) <{padding = dense<[[0, 0], [0, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %m = stablehlo.maximum %a, %b : tensor<f32>
@@ -278,6 +277,32 @@ func.func @fold_conv_bias_padded_lowest_init_max_pool_keeps_the_shift(%arg0: ten
   // REPORT: through.mlir:[[# @LINE + 1]]:8: folded stablehlo.batch_norm_inference into stablehlo.convolution through stablehlo.reduce_window [fold_scale_through_relu]
   %y = "stablehlo.batch_norm_inference"(%p, %scale, %offset, %mean, %var) {epsilon = 1.0e-05 : f32, feature_index = 3 : i64} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x2x3xf32>
   return %y : tensor<1x2x2x3xf32>
+}
+
+// -----
+
+// The lowest finite value as the init value and padding a window reads alone (padding 2
+// before 4 elements, windows of 2, 2 apart): that window's maximum is the lowest value,
+// where the pooled value times s is that value times s. Neither the scale nor the shift
+// passes.
+// CHECK-LABEL: func.func @no_fold_lowest_init_max_pool_with_a_window_of_padding_alone(
+// CHECK:         %[[P:.+]] = "stablehlo.reduce_window"
+// CHECK:         %[[Y:.+]] = stablehlo.multiply %[[P]], %{{.+}} : tensor<1x3x3x3xf32>
+// CHECK:         return %[[Y]]
+func.func @no_fold_lowest_init_max_pool_with_a_window_of_padding_alone(%x: tensor<1x4x4x2xf32>) -> tensor<1x3x3x3xf32> {
+  %k = stablehlo.constant dense<[[[[0.5, -0.5, -0.25], [0.875, -0.875, 0.625]]]]> : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %lowest = stablehlo.constant dense<0xFF7FFFFF> : tensor<f32>
+  %p = "stablehlo.reduce_window"(%c, %lowest) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 2, 2, 1>, window_strides = array<i64: 1, 2, 2, 1>, padding = dense<[[0, 0], [2, 0], [2, 0], [0, 0]]> : tensor<4x2xi64>} : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x3x3x3xf32>
+  %s = stablehlo.constant dense<[0.5, 0.75, 0.25]> : tensor<3xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x3x3x3xf32>
+  // KEPT: through.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the max-pool's init value is the lowest finite value, not -inf, and a window may hold only padding: the scale cannot pass it (its maximum is the lowest value, not the lowest value times s) [fold_scale_through_relu]
+  %y = stablehlo.multiply %p, %sb : tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
 }
 
 // -----

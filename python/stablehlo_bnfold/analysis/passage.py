@@ -5,9 +5,10 @@ reshapes that keep it whole.
 For s > 0 per channel, element by element and exactly in every rounding mode,
 
     relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
-    maxpool(v * s) = maxpool(v) * s      (a window of one along the channels)
-    maxpool(v + c) = maxpool(v) + c      (any c; its init -inf, or every window holding
-                                          an element of v: `max_shift_refused`)
+    maxpool(v * s) = maxpool(v) * s      (a window of one along the channels; its init
+                                          -inf, or every window holding an element
+                                          of v: `window_may_be_empty`)
+    maxpool(v + c) = maxpool(v) + c      (any c; the same windows)
     pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
     leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
                                           the rounding of a * v)
@@ -36,8 +37,8 @@ channel: a linear op after them meets the channels they keep, or the other opera
 
 - `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
   max-pool, as (data operand, the maximum's other operand);
-- `called_maximum`, `is_max_pool`, `max_pool_refused`: the pieces of that;
-  `max_shift_refused`: why a shift cannot pass a max-pool (both directions);
+- `called_maximum`, `is_max_pool`, `max_pool_refused`, `window_may_be_empty`: the pieces
+  of that (where the scale passes a max-pool, the shift does too; both directions);
 - `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`,
   `divides_sum_pool_by_map`, `pool_divisor_refused`: a sum pool, its divide by a count
   map and a `reduce` sum, why one cannot be passed, how many elements a shift meets in
@@ -98,7 +99,7 @@ __all__ = [
     "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
-    "max_shift_refused",
+    "window_may_be_empty",
     "passed_by",
     "pool_divisor_refused",
     "pure_callee",
@@ -140,7 +141,7 @@ class Passed:
     feature dimension of its result. A sum passes a per-channel shift too, times the
     number of elements it adds (`shift_factor`, when the dimensions it reduces are
     static): sum(v + t) = sum(v) + n * t; a max-pool passes it as it is (`shift_factor`
-    1, where `max_shift_refused` allows): maxpool(v + t) = maxpool(v) + t; a clamp passes any per-channel map when its
+    1): maxpool(v + t) = maxpool(v) + t; a clamp passes any per-channel map when its
     bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
     for s > 0 (the bounds swapped for s < 0). A slice and a concatenate pass any
     per-channel map, channel by channel: `picks` holds, for each channel of the result,
@@ -194,8 +195,8 @@ def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
 def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
     """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
     (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`; the shift as it is where
-    `max_shift_refused` allows), a leaky relu of `value` (`leaky_relu_data`; `op` may be
+    is zero, a max-pool of `value` (`max_pool_refused`; the shift as it is), a leaky
+    relu of `value` (`leaky_relu_data`; `op` may be
     its compare or multiply), a clamp of `value` with constant bounds or a call of a relu6
     (`called_relu6`), a slice of `value`, a concatenate of `value` with others along
     `feature`, a sum pool of `value` (`sum_pool_refused`; any sign, the shift times
@@ -247,9 +248,8 @@ def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Pa
             refused = max_pool_refused(op, feature)
             if refused is not None:
                 return refused
-            # maxpool(v + c) = maxpool(v) + c: the shift passes where every window holds v.
-            factor = None if max_shift_refused(op) is not None else 1.0
-            return Passed(op, data, None, feature, True, factor)
+            # maxpool(v + c) = maxpool(v) + c: every window holds v, or its padding is -inf.
+            return Passed(op, data, None, feature, True, 1.0)
         zeros = per_channel_f64(zero, feature, channels)
         if zeros is None or np.any(zeros):
             return reasons.MAXIMUM_NOT_RELU
@@ -360,11 +360,12 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
         return reasons.REDUCE_INIT_NOT_IDENTITY
     if body is stablehlo.MaxOp and not _is_lowest(init, op.results[0]):
         return reasons.REDUCE_INIT_NOT_IDENTITY
+    if body is stablehlo.MaxOp and init != -np.inf and not reduced_elements(op):
+        return reasons.POOL_LOWEST_SCALED  # an empty (or dynamic) size: the result is init
     reduced = dimensions(op.dimensions)
     below = sum(d < feature for d in reduced)
     if body is stablehlo.MaxOp:
-        factor = None if max_shift_refused(op) is not None else 1.0
-        return Passed(op, value, None, feature - below, True, factor)
+        return Passed(op, value, None, feature - below, True, 1.0)
     return Passed(op, value, None, feature - below, False, reduced_elements(op))
 
 
@@ -502,34 +503,53 @@ def argument_number(value: ir.Value, block: ir.Block) -> int | None:
 def max_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
     """Why the scale cannot pass `pool`, a max-pool: an init value (the padding, and each
     maximum's start) other than -inf or the lowest value, which scaling would move off the
-    maximum's identity; or a window that mixes or skips channels along `feature`."""
-    if not _is_lowest(uniform_f64(pool.init_values[0]), pool.results[0]):
+    maximum's identity; the lowest finite value where a window may hold padding alone
+    (`window_may_be_empty`), whose maximum is that value, not that value times s; or a
+    window that mixes or skips channels along `feature`."""
+    init = uniform_f64(pool.init_values[0])
+    if not _is_lowest(init, pool.results[0]):
         return reasons.POOL_INIT_NOT_LOWEST
+    if init != -np.inf and window_may_be_empty(pool):
+        return reasons.POOL_LOWEST_SCALED
     return reasons.POOL_SPANS_FEATURE if _window_spans(pool, feature) else None
 
 
-def max_shift_refused(op: stablehlo.ReduceWindowOp | stablehlo.ReduceOp) -> Reason | None:
-    """Why a per-channel shift c cannot pass `op`, a max-pool or a `reduce` maximum that a
-    positive scale passes (`max_pool_refused`: its init value -inf or the lowest value, a
-    window one channel wide): its init value is the lowest finite value and a window may
-    hold no element of its operand (padding, base dilation, or a reduce over a dynamic or
-    empty size), where maxpool(v + c) keeps that value and maxpool(v) + c moves it; None
-    where it passes. Elsewhere, exactly in every rounding mode,
+def window_may_be_empty(pool: stablehlo.ReduceWindowOp) -> bool:
+    """Whether some window of `pool` reads no element of its operand, only padding or the
+    holes of a base dilation (a dynamic size: it may). A window is empty when, along some
+    dimension, none of its taps lands on an element: checked tap by tap for every window
+    position along each dimension."""
+    shaped = ir.RankedTensorType(pool.inputs[0].type)
+    attributes = pool.operation.attributes
+    rank = shaped.rank
+    windows = dimensions(pool.window_dimensions)
+    strides, base, dilation = ([1] * rank if name not in attributes else dimensions(attributes[name])
+                               for name in ("window_strides", "base_dilations", "window_dilations"))
+    padding = [[0, 0]] * rank
+    if "padding" in attributes:
+        padding = np.array(ir.DenseIntElementsAttr(attributes["padding"])).reshape(-1, 2).tolist()
+    for d in range(rank):
+        if shaped.is_dynamic_dim(d):
+            return True
+        if _empty_along(shaped.shape[d], windows[d], strides[d], base[d], dilation[d], *padding[d]):
+            return True
+    return False
 
-        maxpool(v + c) = maxpool(v) + c
 
-    since rounding v + c is monotonic in v, and -inf + c = -inf (the padding, and a window
-    of padding alone) for any finite c. Both directions read it here."""
-    init = uniform_f64(op.init_values[0])
-    if init == -np.inf:
-        return None
-    if isinstance(op, stablehlo.ReduceOp):
-        elements = reduced_elements(op)
-        return None if elements is not None and elements > 0 else reasons.POOL_LOWEST_MAY_BE_EMPTY
-    attributes = op.operation.attributes
-    padded = "padding" in attributes and np.any(np.array(ir.DenseIntElementsAttr(attributes["padding"])))
-    dilated = "base_dilations" in attributes and any(n != 1 for n in dimensions(attributes["base_dilations"]))
-    return reasons.POOL_LOWEST_MAY_BE_EMPTY if padded or dilated else None
+def _empty_along(size: int, window: int, stride: int, base: int, dilation: int, low: int, high: int) -> bool:
+    """Whether along one dimension some window position reads no element: the operand's
+    `size` elements sit `base` apart after `low` padding, the window's `window` taps
+    `dilation` apart, its positions `stride` apart."""
+    dilated = (size - 1) * base + 1 if size else 0
+    extent = (window - 1) * dilation + 1
+    padded = low + dilated + high
+    if padded < extent:
+        return False  # no window at all
+    for start in range(0, padded - extent + 1, stride):
+        taps = (start + k * dilation - low for k in range(window))
+        if not any(0 <= q < dilated and q % base == 0 for q in taps):
+            return True
+    return False
 
 
 def is_sum_pool(op: stablehlo.ReduceWindowOp) -> bool:

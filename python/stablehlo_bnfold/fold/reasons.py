@@ -80,7 +80,7 @@ __all__ = [
     "PICKS_NOT_CONSTANT",
     "PRODUCER_USERS",
     "POOL_INIT_NOT_LOWEST",
-    "POOL_LOWEST_MAY_BE_EMPTY",
+    "POOL_LOWEST_SCALED",
     "POOL_SPANS_FEATURE",
     "POOL_USERS",
     "REDUCE_INIT_NOT_IDENTITY",
@@ -274,13 +274,15 @@ POOL_INIT_NOT_LOWEST = Reason(
     "the max-pool's init value is not -inf or the lowest value: scaling would change its padding"
 )
 POOL_SPANS_FEATURE = Reason("the max-pool's window spans the feature dimension")
-POOL_LOWEST_MAY_BE_EMPTY = Reason(
+POOL_LOWEST_SCALED = Reason(
     "the max-pool's init value is the lowest finite value, not -inf, and a window may hold "
-    "only padding: the shift cannot pass it"
+    "only padding: the scale cannot pass it (its maximum is the lowest value, not the "
+    "lowest value times s)"
 )
-"""Why the shift stays behind a max-pool that its scale passes: maxpool(v + t) =
-maxpool(v) + t needs each window to hold an element of v, or padding of -inf (-inf + t =
--inf); a window of the lowest finite value alone would not move by t."""
+"""Why a scale stays behind a max-pool (or a `reduce` maximum over a size that may be
+zero) whose init value is the lowest finite value: a window of padding alone gives that
+value, where scaling the pooled value gives it times s (or -inf past the range); -inf
+padding stays -inf under any s > 0."""
 ZERO_SHAPE_FROM_LINEAR = Reason("the relu's zero reads its shape from the linear op: it would stay computed")
 SCALE_NOT_CONSTANT = Reason("per-channel scale or shift is not a constant: the scale's sign is unknown")
 PICKS_NOT_CONSTANT = Reason(

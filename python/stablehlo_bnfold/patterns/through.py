@@ -117,7 +117,6 @@ from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_m
 from ..analysis.passage import feature_below as _feature_below
 from ..analysis.passage import is_sum_pool as _is_sum_pool
 from ..analysis.passage import max_pool_refused as _max_pool_refused
-from ..analysis.passage import max_shift_refused as _max_shift_refused
 from ..analysis.passage import pool_divisor_refused as _divisor_refused
 from ..analysis.passage import reduced_elements as _reduced_elements
 from ..analysis.passage import sliced_channels as _sliced_channels
@@ -324,15 +323,13 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     # A sum or a slice makes its result smaller than L's: t / n goes only into a bias add
     # L already has (free); without one, t stays behind them as one add on the smaller
     # tensor.
-    # A max-pool passes the shift too (maxpool(v + t) = maxpool(v) + t) where each window
-    # holds an element of v or its padding is -inf; its result is smaller than L's.
-    pool_refused = next((r for r in map(_max_shift_refused, maxima) if r is not None), None)
-    taps = _taps(passed) if shifting and pool_refused is None else None
+    # A max-pool the scale passes passes the shift too (maxpool(v + t) = maxpool(v) + t:
+    # each window holds an element of v, or its padding is -inf); its result is smaller
+    # than L's.
+    taps = _taps(passed) if shifting else None
     smaller = taps is not None and (taps != 1.0 or sliced or bool(maxima))
     kept = None
-    if shifting and pool_refused is not None:
-        kept = pool_refused
-    elif shifting and taps is None:
+    if shifting and taps is None:
         divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
         kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
     elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
