@@ -9,7 +9,7 @@ import json
 
 import ml_dtypes
 import numpy as np
-from helpers import fold_and_compare
+from helpers import assert_close, fold_and_compare, random_inputs, run_on_cpu
 from jaxlib.mlir import ir
 
 import stablehlo_bnfold
@@ -149,3 +149,42 @@ func.func @main(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x5xf32> {{
     compared = fold_and_compare(text, seed=5, batch_norms_left=0, folds=1)
     for op in ("stablehlo.reshape", "stablehlo.transpose", "stablehlo.rsqrt"):
         assert op not in compared.folded, op
+
+
+def test_a_weight_normalized_kernel_and_a_contracted_bias_are_their_float64_values_rounded_once():
+    # g * v / max(sqrt(sum(v * v)), eps) (a reduce and a maximum), and the bias b + t . W (a
+    # dot_general reading W, whose scaled copy is the weights: evaluated together).
+    rng = np.random.default_rng(5)
+    v = rng.normal(0, 1, (4, C)).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, C).astype(np.float32)
+    t = rng.normal(0, 1, 4).astype(np.float32)
+    text = f"""
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x{C}xf32> {{
+  %v = stablehlo.constant {_dense(v, "f32")}
+  %g = stablehlo.constant {_dense(g, "f32")}
+  %t = stablehlo.constant {_dense(t, "f32")}
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %eps = stablehlo.constant dense<1.0e-12> : tensor<{C}xf32>
+  %sq = stablehlo.multiply %v, %v : tensor<4x{C}xf32>
+  %sum = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4x{C}xf32>, tensor<f32>) -> tensor<{C}xf32>
+  %n = stablehlo.sqrt %sum : tensor<{C}xf32>
+  %m = stablehlo.maximum %n, %eps : tensor<{C}xf32>
+  %f = stablehlo.divide %g, %m : tensor<{C}xf32>
+  %fb = stablehlo.broadcast_in_dim %f, dims = [1] : (tensor<{C}xf32>) -> tensor<4x{C}xf32>
+  %w = stablehlo.multiply %v, %fb : tensor<4x{C}xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x{C}xf32>) -> tensor<2x{C}xf32>
+  %bias = stablehlo.dot_general %t, %v, contracting_dims = [0] x [0] : (tensor<4xf32>, tensor<4x{C}xf32>) -> tensor<{C}xf32>
+  %b = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<{C}xf32>) -> tensor<2x{C}xf32>
+  %y = stablehlo.add %d, %b : tensor<2x{C}xf32>
+  return %y : tensor<2x{C}xf32>
+}}
+"""
+    folded = stablehlo_bnfold.fold_batch_norm(text)
+    inputs = random_inputs(text, 2)
+    assert_close(run_on_cpu(text, inputs)[0], run_on_cpu(folded, inputs)[0])
+    weights, bias = _operands_of_the_linear_op(folded)
+    assert "reduce" not in folded and folded.count("dot_general") == 1
+    v64 = v.astype(np.float64)
+    norm = np.maximum(np.sqrt((v64 * v64).sum(axis=0)), np.float64(np.float32(1e-12)))
+    np.testing.assert_array_equal(weights, round_to(np.dtype(np.float32), v64 * (g / norm)))
+    np.testing.assert_array_equal(bias, round_to(np.dtype(np.float32), t.astype(np.float64) @ v64))

@@ -219,6 +219,58 @@ func.func @no_literal_reads_argument(%arg0: tensor<2x4xf32>, %arg1: tensor<3x4xf
 
 // -----
 
+// A weight-normalized kernel, g * v / sqrt(sum(v * v)) over the input dimensions (a
+// `reduce`), becomes one constant; so does a maximum.
+// CHECK-LABEL: func.func @literal_weight_normalized_kernel
+// CHECK-DAG:     %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NEXT:    return %[[C]]
+func.func @literal_weight_normalized_kernel(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %v = stablehlo.constant dense<[[[[1.0, -2.0, 0.5], [3.0, 1.0, -0.5]]]]> : tensor<1x1x2x3xf32>
+  %g = stablehlo.constant dense<[2.0, 0.5, 1.0]> : tensor<3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %eps = stablehlo.constant dense<1.0e-6> : tensor<3xf32>
+  %sq = stablehlo.multiply %v, %v : tensor<1x1x2x3xf32>
+  %sum = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0, 1, 2] : (tensor<1x1x2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %norm = stablehlo.sqrt %sum : tensor<3xf32>
+  %safe = stablehlo.maximum %norm, %eps : tensor<3xf32>
+  %f = stablehlo.divide %g, %safe : tensor<3xf32>
+  %fb = stablehlo.broadcast_in_dim %f, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): evaluated into one constant [literals]
+  %k = stablehlo.multiply %v, %fb : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// An input normalization folded into a convolution leaves W * s and the bias b + L(t, W),
+// a dot_general that reads W too: each alone shares W with the other, so both are
+// evaluated together, and W goes with them.
+// CHECK-LABEL: func.func @literal_weights_and_bias_sharing_the_kernel
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}5.000000e-01, -1.000000e+00, 2.500000e-01], [6.000000e+00, 2.000000e+00, -1.000000e+00]]]]> : tensor<1x1x2x3xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<[-2.500000e-01, 2.250000e+00, -6.250000e-01]> : tensor<3xf32>
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[S]]
+// CHECK-NEXT:    return %[[Y]]
+// CHECK-NOT:     stablehlo.dot_general
+func.func @literal_weights_and_bias_sharing_the_kernel(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %w = stablehlo.constant dense<[[[[1.0, -2.0, 0.5], [3.0, 1.0, -0.5]]]]> : tensor<1x1x2x3xf32>
+  %s = stablehlo.constant dense<[0.5, 2.0]> : tensor<2xf32>
+  %t = stablehlo.constant dense<[-1.0, 0.25]> : tensor<2xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [2] : (tensor<2xf32>) -> tensor<1x1x2x3xf32>
+  %k = stablehlo.multiply %w, %sb : tensor<1x1x2x3xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [2] : (tensor<2xf32>) -> tensor<1x1x2xf32>
+  %lt = stablehlo.dot_general %tb, %w, contracting_dims = [0, 1, 2] x [0, 1, 2] : (tensor<1x1x2xf32>, tensor<1x1x2x3xf32>) -> tensor<3xf32>
+  %bb = stablehlo.broadcast_in_dim %lt, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %y = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
+
+// -----
+
 // the value is computed by an op that is not evaluated on constants (an exponential).
 // CHECK-LABEL: func.func @no_literal_op_not_evaluated
 // CHECK:         %[[E:.+]] = stablehlo.exponential

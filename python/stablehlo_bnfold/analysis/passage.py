@@ -83,6 +83,7 @@ __all__ = [
     "Passed",
     "activation_data",
     "argument_number",
+    "binary_body",
     "called_body",
     "called_maximum",
     "called_relu6",
@@ -99,7 +100,6 @@ __all__ = [
     "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
-    "window_may_be_empty",
     "passed_by",
     "pool_divisor_refused",
     "pure_callee",
@@ -109,6 +109,7 @@ __all__ = [
     "sum_pool_refused",
     "sum_pool_taps",
     "sum_reduce",
+    "window_may_be_empty",
 ]
 
 PASSAGE_OPS = (
@@ -350,7 +351,7 @@ def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | R
     (0 for a sum, -inf or the lowest value for a maximum); None for another reduce."""
     if len(op.inputs) != 1 or op.inputs[0] != value or len(op.results) != 1:
         return None
-    body = _binary_body(op.body, (stablehlo.AddOp, stablehlo.MaxOp))
+    body = binary_body(op.body, (stablehlo.AddOp, stablehlo.MaxOp))
     if body is None:
         return None
     if feature in dimensions(op.dimensions):
@@ -475,10 +476,10 @@ def is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
     arguments."""
     if len(op.inputs) != 1 or len(op.results) != 1:
         return False
-    return _binary_body(op.body, (stablehlo.MaxOp,)) is stablehlo.MaxOp
+    return binary_body(op.body, (stablehlo.MaxOp,)) is stablehlo.MaxOp
 
 
-def _binary_body(region: ir.Region, classes: tuple[type, ...]) -> type | None:
+def binary_body(region: ir.Region, classes: tuple[type, ...]) -> type | None:
     """The class, among `classes`, of the one op of a reduction's body that combines its
     two arguments and is returned; None for any other body."""
     if len(region.blocks) != 1:
@@ -557,7 +558,7 @@ def is_sum_pool(op: stablehlo.ReduceWindowOp) -> bool:
     arguments (a sum pool; an average pool is one followed by a divide)."""
     if len(op.inputs) != 1 or len(op.results) != 1:
         return False
-    return _binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp
+    return binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp
 
 
 def sum_pool_refused(pool: stablehlo.ReduceWindowOp, feature: int) -> Reason | None:
@@ -635,7 +636,7 @@ def sum_reduce(op: stablehlo.ReduceOp) -> ir.Value | None:
     divide); else None."""
     if len(op.inputs) != 1 or len(op.results) != 1:
         return None
-    return op.inputs[0] if _binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp else None
+    return op.inputs[0] if binary_body(op.body, (stablehlo.AddOp,)) is stablehlo.AddOp else None
 
 
 def reduced_elements(op: stablehlo.ReduceOp) -> float | None:

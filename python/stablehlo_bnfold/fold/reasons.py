@@ -421,7 +421,8 @@ LITERAL_READS_ARGUMENT = Reason("the value reads a function or region argument")
 graph."""
 LITERAL_OP = Reason("the value is computed by an op that is not evaluated on constants")
 """Only reshape, transpose, broadcast_in_dim, convert, add, subtract, multiply, divide,
-power, negate, sqrt and rsqrt are evaluated (`fold.literals.EVALUATED`)."""
+power, negate, sqrt, rsqrt, maximum, minimum, a reduce by add, maximum, minimum or
+multiply, and dot_general are evaluated (`fold.literals.EVALUATED`)."""
 LITERAL_SHAPE_OR_TYPE = Reason(
     "an op on the way has a dynamic shape, or an element type other than f16, bf16, f32 or f64"
 )
