@@ -19,6 +19,8 @@ import jax
 import numpy as np
 import pytest
 from jax import export
+from helpers import relative_error, run_on_cpu
+from jaxlib.mlir import ir
 from networks import Variant, export_network, run
 from test_networks import EXPECTED, count
 
@@ -215,3 +217,65 @@ def test_a_multi_platform_export_stays_multi_platform_and_prepare_takes_the_plat
     assert prepare.platforms == folded.platforms == ("cpu", "cuda")
     assert "_platform_index" in prepare.mlir_module()
     np.testing.assert_allclose(folded.call(prepare.call(variables), x), exported.call(variables, x), rtol=1e-5, atol=1e-6)
+
+
+def _torch_with_weight_arguments(name: str) -> tuple[str, list[np.ndarray]]:
+    """A torchvision network as torch-mlir exported it (NCHW, `dense_resource` weights),
+    each weight constant of more than one element made an argument of @main after the
+    image, as an export that lifts its parameters writes it; and the weights' values."""
+    from stablehlo_bnfold.constants import read_dense
+    from stablehlo_bnfold.io import load
+
+    from helpers import read_testdata
+
+    with make_context() as context:
+        module = load(read_testdata(f"torchvision/{name}.mlir"), context).module
+        main = module.body.operations[0]
+        block = main.regions[0].blocks[0]
+        weights = []
+        for op in list(block.operations):
+            if op.operation.name != "stablehlo.constant" or np.prod(op.result.type.shape) <= 1:
+                continue
+            weights.append(np.array(read_dense(op.value)))
+            argument = block.add_argument(op.result.type, op.location)
+            op.result.replace_all_uses_with(argument)
+            op.operation.erase()
+        inputs = [a.type for a in block.arguments]
+        results = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+        return str(module), weights
+
+
+def test_a_torch_mlir_network_with_weights_as_arguments_folds_once_from_the_command(tmp_path):
+    text, weights = _torch_with_weight_arguments("mobilenet_v3")
+    (tmp_path / "model.mlir").write_text(text)
+    positions = ",".join(str(i) for i in range(1, len(weights) + 1))
+    done = _command(tmp_path, "model.mlir", "--stablehlo-fold-batch-norm", f"--fold-parameters={positions}",
+                    "--prepare-output", "prepare.mlir", "-o", "folded.mlir", "--report")
+    assert done.returncode == 0, done.stderr[-2000:]
+    prepare, folded = (tmp_path / "prepare.mlir").read_text(), (tmp_path / "folded.mlir").read_text()
+    assert "rsqrt" not in folded and "sqrt" not in folded  # no norm arithmetic per call
+    assert _op_count(folded) < _op_count(text)
+    x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    rng = np.random.default_rng(2)
+    other = [w * rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) for w in weights]
+    for values in (weights, other):
+        (expected,) = run_on_cpu(text, [x, *values])
+        new_params = run_on_cpu(prepare, list(values))
+        (actual,) = run_on_cpu(folded, [x, *new_params])
+        assert relative_error(expected, actual) < 1e-5  # a whole network, as test_networks
+
+
+
+def _op_count(text: str) -> int:
+    with make_context():
+        module = ir.Module.parse(text)
+        count = 0
+
+        def visit(op):
+            nonlocal count
+            count += 1
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        return count
