@@ -279,3 +279,19 @@ def _op_count(text: str) -> int:
 
         module.operation.walk(visit)
         return count
+
+
+@pytest.mark.networks
+def test_mixed_precision_weights_are_converted_once_by_prepare():
+    # Keras mixed_bfloat16 keeps f32 weights and converts them to bf16 on every call;
+    # folded takes the bf16 weights prepare made (scaled in f32, rounded once).
+    network = export_network("keras_mobilenet_v2", Variant("arguments", "static", "mixed_bf16"))
+    prepare, folded = stablehlo_bnfold.fold_parameters(network.exported, (0, 1))
+    arguments = network.arguments(3)
+    expected = np.asarray(run(network.exported, arguments), np.float64)
+    actual = np.asarray(folded.call(prepare.call(*arguments[:2]), *arguments[2:]), np.float64)
+    assert np.max(np.abs(actual - expected)) / np.max(np.abs(expected)) <= 4 * 2.0**-8  # 4 ulps of 1.0
+    after = _counts(folded)
+    assert after.norm_ops == () and not [line for line in after.not_literal if not line.endswith("reads an argument")]
+    linear_weights = [a for a in folded.in_avals[:-1] if len(a.shape) == 4]  # the image last
+    assert linear_weights and all(a.dtype == jax.numpy.bfloat16 for a in linear_weights)
