@@ -1,4 +1,5 @@
-"""What the pass did: one Fold or Skip record per candidate op, as data first, text second.
+"""What the pass did: one Fold or Skip record per candidate op, as data first, text second;
+grouped into norms (`FoldReport.norms`) for the text report, one line per norm.
 
 Patterns record outcomes through a `Recorder` while MLIR's greedy driver runs. The driver
 may try a pattern on the same op more than once, so the recorder keeps the last outcome per
@@ -10,6 +11,7 @@ invalidates when it erases ops.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -43,6 +45,9 @@ class Fold:
     pass option `fold-narrow-weights`); empty when every weight was rounded once."""
     position: str = ""
     """`@main op 12` (`position_of`) where the location does not say which op it is."""
+    norm: int = 0
+    """Which norm the op belongs to: the folds of one chain (a decomposed batch norm's
+    subtract, multiply and add) share it."""
 
     @property
     def producer(self) -> str:
@@ -61,6 +66,26 @@ class Skip:
     reason: str
     position: str = ""
     """`@main op 12` (`position_of`) where the location does not say which op it is."""
+    kept: bool = False
+    """The part of a folded norm that stays (its shift, behind a relu or pool), and why:
+    the norm is folded partly."""
+    norm: int = 0
+    """With `kept`, the norm folded (`Fold.norm`)."""
+
+
+GENERIC_REASONS = ("operand is not a convolution or dot_general", "no convolution or dot_general next to the chain")
+"""Reasons that say only that a pattern does not apply to an op; where another pattern
+says more about the same op, the report shows that one."""
+
+
+@dataclass(frozen=True)
+class Norm:
+    """One norm (a per-channel affine map) as the report counts it: `folded` whole, folded
+    `partly` (what stays is in `skips`, `kept`), or `left` (each pattern's reason)."""
+
+    status: str
+    folds: tuple[Fold, ...] = ()
+    skips: tuple[Skip, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,7 +94,7 @@ class FoldReport:
 
     >>> module, report = fold_batch_norm(text, with_report=True)   # doctest: +SKIP
     >>> print(report)
-    folded 3, skipped 1
+    2 norms: 1 folded whole, 0 folded partly, 1 left (3 ops folded)
     """
 
     folds: tuple[Fold, ...] = ()
@@ -77,22 +102,69 @@ class FoldReport:
 
     @property
     def folded(self) -> int:
-        """How many folds were made: one per batch norm or affine chain folded away."""
+        """How many ops were folded: one per batch norm, three per decomposed one."""
         return len(self.folds)
 
+    def norms(self) -> list[Norm]:
+        """The norms, in the order of their first fold or skip: the folds of one chain
+        as one norm, with the part of it that stays (`Skip.kept`); each op left alone as
+        one, with every pattern's reason (a generic one only where no other is given)."""
+        groups: dict[object, list] = {}
+        for index, fold in enumerate(self.folds):
+            groups.setdefault(("norm", fold.norm or -index - 1), []).append(fold)
+        for skip in self.skips:
+            key = ("norm", skip.norm) if skip.kept else ("op", skip.location, skip.position)
+            groups.setdefault(key, []).append(skip)
+        norms = []
+        for members in groups.values():
+            folds = tuple(m for m in members if isinstance(m, Fold))
+            skips = tuple(m for m in members if isinstance(m, Skip))
+            if not folds:
+                specific = tuple(s for s in skips if not s.reason.startswith(GENERIC_REASONS))
+                norms.append(Norm("left", (), specific or skips))
+            else:
+                norms.append(Norm("partly" if skips else "folded", folds, skips))
+        return norms
+
     def __str__(self) -> str:
-        return f"folded {len(self.folds)}, skipped {len(self.skips)}"
+        c = self.summary()
+        return (
+            f"{c['norms']} {'norm' if c['norms'] == 1 else 'norms'}: {c['folded_whole']} folded whole, "
+            f"{c['folded_partly']} folded partly, {c['left']} left "
+            f"({c['ops_folded']} {'op' if c['ops_folded'] == 1 else 'ops'} folded)"
+        )
 
     def merged(self, other: FoldReport) -> FoldReport:
-        """This report followed by `other` (for --split-input-file)."""
-        return FoldReport(self.folds + other.folds, self.skips + other.skips)
+        """This report followed by `other` (for --split-input-file), `other`'s norms
+        numbered after this one's."""
+        offset = max([f.norm for f in self.folds] + [s.norm for s in self.skips] + [0])
+        folds = tuple(dataclasses.replace(f, norm=f.norm + offset) for f in other.folds)
+        skips = tuple(dataclasses.replace(s, norm=s.norm + offset) if s.kept else s for s in other.skips)
+        return FoldReport(self.folds + folds, self.skips + skips)
 
     def to_text(self) -> str:
-        """One line per fold and skip, then the totals; control characters of a file
-        name are escaped (`one_line`), as in error messages."""
-        lines = [one_line(f"{where}: {what}") for where, what in self.entries()]
+        """One line per norm (`norm_entries`), then the totals; control characters of a
+        file name are escaped (`one_line`), as in error messages."""
+        lines = [one_line(f"{where}: {what}") for where, what in self.norm_entries()]
         lines.append(str(self))
         return "\n".join(lines)
+
+    def norm_entries(self) -> list[tuple[str, str]]:
+        """(location, what) of each norm folded (at its first op: the ops folded, into
+        which linear op, through which ops), then each part that stays and each norm left
+        (one line per pattern that says why)."""
+        folded, shown = [], set()
+        for norm in self.norms():
+            if norm.folds:
+                first = norm.folds[0]
+                ops = ", ".join(f.op for f in norm.folds)
+                patterns = ", ".join(dict.fromkeys(f.pattern for f in norm.folds))
+                what = f"folded {ops} into {first.linear}{_through(first)}{_rounded(first)} [{patterns}]"
+                folded.append((_where(first), what))
+            shown.update(id(s) for s in norm.skips)
+        # What stays, in the order it was found (a norm's kept shift among the others).
+        rest = [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips if id(s) in shown]
+        return folded + rest
 
     def entries(self) -> list[tuple[str, str]]:
         """(location, what) of every fold, then every skip: what the text report says
@@ -122,11 +194,40 @@ class FoldReport:
             ],
             "folded": self.folded,
             "skipped": len(self.skips),
+            "norms": [_norm_dict(n) for n in self.norms()],
+            "summary": self.summary(),
+        }
+
+    def summary(self) -> dict:
+        """The counts `str(report)` writes: norms, those folded whole, partly and left, and
+        the ops folded."""
+        norms = self.norms()
+        return {
+            "norms": len(norms),
+            **{key: sum(n.status == status for n in norms)
+               for key, status in (("folded_whole", "folded"), ("folded_partly", "partly"), ("left", "left"))},
+            "ops_folded": len(self.folds),
         }
 
     def to_json(self) -> str:
         """The report as a JSON object (`to_dict`)."""
         return json.dumps(self.to_dict(), indent=2)
+
+
+def _norm_dict(norm: Norm) -> dict:
+    """One norm for the JSON report: its `status`, where (`location`, `position`), the
+    `ops` folded, `into` which linear op, `through` which ops, its `patterns`, and what
+    stays, each with its `reason` (`kept` or `left`)."""
+    first = (norm.folds or norm.skips)[0]
+    entry = {"status": norm.status, "location": first.location} | _placed(first)
+    if norm.folds:
+        entry |= {"ops": [f.op for f in norm.folds], "into": first.linear,
+                  "patterns": list(dict.fromkeys(f.pattern for f in norm.folds))}
+        entry |= {"through": first.through} if first.through else {}
+    if norm.skips:
+        entry["stays"] = [{"location": s.location, "op": s.op, "reason": s.reason, "pattern": s.pattern}
+                          for s in norm.skips]
+    return entry
 
 
 def _through(fold: Fold) -> str:
@@ -243,11 +344,11 @@ class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
 
     source: str | None = None
-    folds: list[tuple[ir.Location, str, str, str, str, str, int]] = field(default_factory=list)
-    """(location, pattern, op, linear, through, rounded_again, op address) of each fold;
-    made into `Fold`s by `finish`."""
-    skips: dict[tuple[int, str], tuple[ir.Location, str, str, str]] = field(default_factory=dict)
-    """(location, pattern, op, reason) of the last skip per (op, pattern). Locations are
+    folds: list[tuple[ir.Location, str, str, str, str, str, int, int]] = field(default_factory=list)
+    """(location, pattern, op, linear, through, rounded_again, norm, op address) of each
+    fold; made into `Fold`s by `finish`."""
+    skips: dict[tuple[int, str], tuple[ir.Location, str, str, str, bool, int]] = field(default_factory=dict)
+    """(location, pattern, op, reason, kept, norm) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
     more than the rest of a skip."""
     positions: dict[int, str] = field(default_factory=dict)
@@ -258,6 +359,9 @@ class Recorder:
     reused after an erase still names a built op."""
     _skipped: set[int] = field(default_factory=set, repr=False)
     """Addresses of the ops in `skips`."""
+    _norm_count: int = field(default=0, repr=False)
+    _continued: dict[int, int] = field(default_factory=dict, repr=False)
+    """The norm of the part folded already, by the address of the op that continues it."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
@@ -284,19 +388,41 @@ class Recorder:
         if op_key(op.operation) not in self.built:
             self.keep(op, pattern, reason)
 
-    def keep(self, op: ir.OpView, pattern: str, reason: str) -> None:
-        """Record why `op` stays, also when a fold built it to keep what it could not fold."""
+    def keep(self, op: ir.OpView, pattern: str, reason: str, kept: bool = False) -> None:
+        """Record why `op` stays; with `kept`, an op the fold just recorded built to keep
+        what it could not fold (the norm is folded partly)."""
         key = (op_key(op.operation), pattern)
-        self.skips[key] = (op.location, pattern, op.operation.name, reason)
+        norm = self.folds[-1][6] if kept and self.folds else 0
+        self.skips[key] = (op.location, pattern, op.operation.name, reason, kept, norm)
         self._skipped.add(key[0])
 
+    def new_norm(self) -> int:
+        """A number for a norm folded now (its folds share it: `Fold.norm`)."""
+        self._norm_count += 1
+        return self._norm_count
+
+    def norm_of(self, op: ir.OpView) -> int:
+        """The norm a fold of `op` belongs to: the one an earlier fold of part of it marked
+        (`continued_by`), else a new one."""
+        return self._continued.pop(op_key(op.operation), None) or self.new_norm()
+
+    def continued_by(self, ops: list[ir.OpView], norm: int) -> None:
+        """Note that `ops` (the readers of an op a fold replaced: the rest of its chain)
+        belong to `norm` when they are folded."""
+        for op in ops:
+            self._continued[op_key(op.operation)] = norm
+
     def fold(
-        self, op: ir.OpView, pattern: str, linear: str, through: str = "", rounded_again: str = ""
+        self, op: ir.OpView, pattern: str, linear: str, through: str = "", rounded_again: str = "",
+        norm: int | None = None,
     ) -> None:
+        """Record that `op` was folded into `linear`; `norm` is the number (`new_norm`) of
+        the chain it was folded with, by default a new one: a norm of its own."""
         self.skips.pop((op_key(op.operation), pattern), None)
         key = op_key(op.operation)
         if key not in self.built:
-            self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, key))
+            norm = self.new_norm() if norm is None else norm
+            self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, norm, key))
 
     def number(self, root: ir.Operation) -> None:
         """Note the place of every op under `root` in its function (`position_of`), for
@@ -344,8 +470,13 @@ class Recorder:
         places = self._places([(loc, key) for loc, key, _ in folds + skips])
         fold_places, skip_places = places[: len(folds)], places[len(folds) :]
         return FoldReport(
-            tuple(Fold(w, *rest, position=p) for (w, p), (_, _, rest) in zip(fold_places, folds)),
-            tuple(Skip(w, *rest, position=p) for (w, p), (_, _, rest) in zip(skip_places, skips)),
+            tuple(
+                Fold(w, *rest[:5], position=p, norm=rest[5]) for (w, p), (_, _, rest) in zip(fold_places, folds)
+            ),
+            tuple(
+                Skip(w, *rest[:3], position=p, kept=rest[3], norm=rest[4])
+                for (w, p), (_, _, rest) in zip(skip_places, skips)
+            ),
         )
 
     def _places(self, entries: list[tuple[ir.Location, int]]) -> list[tuple[str, str]]:

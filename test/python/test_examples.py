@@ -26,7 +26,8 @@ def test_each_example_folds_every_batch_norm_and_passes_verification(path):
     assert f"{path.name}: verification passed" in result.stderr
     assert "not folded" not in result.stderr
     folded = [line for line in result.stderr.splitlines() if ": folded " in line]
-    assert folded and result.stderr.rstrip().endswith(f"folded {len(folded)}, skipped 0")
+    norms = f"{len(folded)} norm{'s' if len(folded) != 1 else ''}: {len(folded)} folded whole, 0 folded partly, 0 left"
+    assert folded and result.stderr.rstrip().splitlines()[-1].startswith(norms)
     assert "batch_norm_inference" not in result.stdout
 
 
@@ -38,20 +39,20 @@ def test_examples_cover_both_sides_of_a_linear_op():
 # package importable), exits 0 and prints these lines among its output.
 SCRIPTS = {
     "flax_resnet.py": [
-        "folded 10, skipped 0",
+        "4 norms: 4 folded whole, 0 folded partly, 0 left (10 ops folded)",
         "weights as constants: the folded model matches the original",
-        "folded 9, skipped 1",
+        "4 norms: 3 folded whole, 0 folded partly, 1 left (9 ops folded)",
         "weights as arguments: the folded model matches the original",
     ],
     "keras_jax.py": [
-        "folded 5, skipped 0",
+        "3 norms: 3 folded whole, 0 folded partly, 0 left (5 ops folded)",
         "weights as constants: the folded model matches Keras",
-        "folded 4, skipped 1",
+        "3 norms: 2 folded whole, 0 folded partly, 1 left (4 ops folded)",
         "weights as arguments: the folded model matches Keras",
     ],
     "exported_file.py": [
         "$ stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --report -o folded.jax",
-        "folded 3, skipped 0",
+        "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded)",
         "folded.jax loads, and matches model.jax",
     ],
     "torch_mlir.py": [],  # its lines depend on what is installed: see _optional_lines

@@ -2127,7 +2127,7 @@ func.func @no_fold_average_pool_divide_other_users(%arg0: tensor<1x4x4x2xf32>) -
 // CHECK:         stablehlo.batch_norm_inference
 // CHECK:         stablehlo.maximum
 // REPORT-NOT:    [fold_scale_through_relu]
-// REPORT:        folded {{[0-9]+}}, skipped
+// REPORT:        {{[0-9]+}} norms: {{[0-9]+}} folded whole
 func.func @no_fold_relu_of_argument_or_without_chain(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {
   %k = stablehlo.constant dense<[[[[0.75, -0.5, -0.875], [-0.375, -0.125, 0.625]], [[-0.125, -0.875, -0.375], [0.25, 0.625, 0.5]]], [[[1.0, -0.625, 0.75], [-1.0, 0.125, -0.5]], [[-0.625, 0.375, -0.375], [0.125, -0.5, -0.75]]]]> : tensor<2x2x2x3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 1], [0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<2x2x2x3xf32>) -> tensor<1x4x4x3xf32>

@@ -138,10 +138,9 @@ func.func @no_fold_mean_alone_when_the_scale_is_refused(%x: tensor<1x4x4x2xf32>,
   %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x3xf32>) -> tensor<1x4x4x3xf32>
   %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
   // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.subtract: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_subtrahend_into_bias]
-  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract into stablehlo.convolution [fold_subtrahend_into_bias]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution [fold_subtrahend_into_bias, fold_scale_into_linear, fold_shift_into_bias]
   %d = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
   %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
-  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
   %n = stablehlo.multiply %d, %sb : tensor<1x4x4x3xf32>
   %ob = stablehlo.broadcast_in_dim %o, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
   %y = stablehlo.add %n, %ob : tensor<1x4x4x3xf32>
@@ -165,10 +164,9 @@ func.func @no_fold_mean_alone_when_the_scale_is_refused_symbolic_batch(%b: tenso
   %shape = stablehlo.concatenate %b1, %rest, dim = 0 : (tensor<1xi32>, tensor<3xi32>) -> tensor<4xi32>
   %mb = stablehlo.dynamic_broadcast_in_dim %m, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
   // REPORT-DAG: weight_cost.mlir:[[# @LINE + 2]]:8: not folded stablehlo.subtract: weights the graph would scale or contract on every call have more elements than the activation: the fold would move the op onto a larger tensor [fold_subtrahend_into_bias]
-  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract into stablehlo.convolution [fold_subtrahend_into_bias]
+  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution [fold_subtrahend_into_bias, fold_scale_into_linear, fold_shift_into_bias]
   %d = stablehlo.subtract %c, %mb : tensor<?x4x4x3xf32>
   %sb = stablehlo.dynamic_broadcast_in_dim %s, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
-  // LARGER-DAG: weight_cost.mlir:[[# @LINE + 1]]:8: folded stablehlo.multiply into stablehlo.convolution [fold_scale_into_linear]
   %n = stablehlo.multiply %d, %sb : tensor<?x4x4x3xf32>
   %ob = stablehlo.dynamic_broadcast_in_dim %o, %shape, dims = [3] : (tensor<3xf32>, tensor<4xi32>) -> tensor<?x4x4x3xf32>
   %y = stablehlo.add %n, %ob : tensor<?x4x4x3xf32>

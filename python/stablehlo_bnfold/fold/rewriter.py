@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
-from .affine_map import Computed
+from .affine_map import LINEAR_OPS, Computed
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
 
@@ -36,6 +36,22 @@ class Outcome(enum.Enum):
     """Replaced by a value it equals (an identity op): rewritten, nothing recorded."""
     SKIPPED = "skipped"
     """Left as it is."""
+
+
+def final_bias_add(op: ir.OpView) -> bool:
+    """Whether `op` is `L(x, W) + broadcast_in_dim(b)`, a linear op's result plus the
+    broadcast of a constant or an argument: the form every fold ends in."""
+    if not isinstance(op, stablehlo.AddOp):
+        return False
+    owners = [operand.owner for operand in op.operands]
+    linear = [isinstance(o, LINEAR_OPS) for o in owners]
+    if sum(linear) != 1:
+        return False
+    broadcast = owners[linear.index(False)]
+    if not isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        return False
+    source = broadcast.operand.owner
+    return isinstance(source, ir.Block) or isinstance(source, stablehlo.ConstantOp)
 
 
 class FoldRewriter:
@@ -89,7 +105,10 @@ class FoldRewriter:
 
     def skip(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` as it is and record why (a short lowercase phrase); erases anything
-        the pattern built on the way."""
+        the pattern built on the way. A bias add in its final form (`final_bias_add`) is
+        no norm left: only the debug log says why it was not moved further."""
+        if final_bias_add(op):
+            return self.not_candidate(op, reason)
         self.discard_created()
         _log.debug("%s: not folded: %s [%s]", op.location, reason, self._pattern)
         self._recorder.skip(op, self._pattern, str(reason))
@@ -362,12 +381,18 @@ class FoldRewriter:
         default `op`; for an input-side fold, the outermost affine op before the linear op
         `op`) was folded into `linear`, passing across the ops named in `through` (a relu's
         `stablehlo.maximum`, a max-pool's `stablehlo.reduce_window`) when given."""
+        reported = op if folded is None else folded
+        norm = self._recorder.norm_of(reported)
+        if folded is None and not isinstance(op, LINEAR_OPS):
+            # The rest of a norm folded in steps (its subtract first) reads this op.
+            self._recorder.continued_by([use.owner for use in op.result.uses], norm)
         self._recorder.fold(
-            op if folded is None else folded,
+            reported,
             self._pattern,
             linear.operation.name,
             through,
             self._rounded_again_name(),
+            norm=norm,
         )
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
@@ -380,8 +405,9 @@ class FoldRewriter:
         and record each op folded into `linear` under its pattern's name, as one
         application of each pattern in turn would have; the ops below the last are left
         without readers, for the driver to erase."""
+        norm = self._recorder.norm_of(steps[0][0])
         for op, pattern in steps:
-            self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name())
+            self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name(), norm=norm)
         self._rewriter.replace_op(steps[-1][0], [replacement])
         self._created.clear()
         return Outcome.FOLDED
@@ -393,7 +419,7 @@ class FoldRewriter:
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
-        self._recorder.keep(op, self._pattern, str(reason))
+        self._recorder.keep(op, self._pattern, str(reason), kept=True)
 
     def removed(self, op: ir.OpView, value: ir.Value) -> Outcome:
         """Replace `op`, an identity, by an existing `value` it equals; no fold is
