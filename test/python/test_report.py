@@ -115,3 +115,68 @@ def test_a_fold_into_narrow_weights_is_marked_rounded_again_in_text_and_json():
     folds = json.loads(report.to_json())["folds"]
     assert "rounded_again" not in folds[0]
     assert folds[1]["rounded_again"] == "bf16"
+
+
+# --- one line per norm ------------------------------------------------------------------
+
+_CONV = (
+    "stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} "
+    "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) "
+    "-> tensor<1x4x4x3xf32>"
+)
+
+TWO_DECOMPOSED_NORMS = f"""
+func.func @main(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {{
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %beta = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %ib = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %bb = stablehlo.broadcast_in_dim %beta, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = {_CONV}
+  %s = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
+  %m = stablehlo.multiply %s, %ib : tensor<1x4x4x3xf32>
+  %y = stablehlo.add %m, %bb : tensor<1x4x4x3xf32>
+  %z = stablehlo.multiply %y, %ib : tensor<1x4x4x3xf32>
+  return %z : tensor<1x4x4x3xf32>
+}}
+"""
+
+
+def test_a_decomposed_batch_norm_is_one_line_and_the_summary_counts_norms():
+    import stablehlo_bnfold
+
+    _, report = stablehlo_bnfold.fold_batch_norm(TWO_DECOMPOSED_NORMS, with_report=True)
+    lines = report.to_text().splitlines()
+    assert report.folded == 4  # ops: subtract, multiply, add, and the scale after them
+    assert len(lines) == 3, lines  # two norms, then the summary
+    assert "folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution" in lines[0]
+    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (4 ops folded)"
+    summary = json.loads(report.to_json())["summary"]
+    assert summary == {"norms": 2, "folded_whole": 2, "folded_partly": 0, "left": 0, "ops_folded": 4}
+
+
+FINAL_FORM_BIAS_ADD_READ_TWICE = """
+func.func @main(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %k2 = stablehlo.constant dense<0.25> : tensor<1x1x3x3xf32>
+  %b = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %a = stablehlo.add %c, %bb : tensor<1x4x4x3xf32>
+  %d = stablehlo.convolution(%a, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x3xf32>, tensor<1x1x3x3xf32>) -> tensor<1x4x4x3xf32>
+  %r = stablehlo.add %d, %a : tensor<1x4x4x3xf32>
+  return %r : tensor<1x4x4x3xf32>
+}
+"""
+
+
+def test_a_bias_add_in_its_final_form_is_no_norm_left():
+    # The input side cannot move the bias into the next convolution, since the residual add
+    # reads it too; it is the first convolution's bias, already L(x, W) +
+    # broadcast_in_dim(b), no norm left: nothing to report (MobileNetV3's project layers).
+    import stablehlo_bnfold
+
+    _, report = stablehlo_bnfold.fold_batch_norm(FINAL_FORM_BIAS_ADD_READ_TWICE, with_report=True)
+    assert report.skips == () and str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"

@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder
-from .affine_map import LINEAR_OPS, Computed
+from .affine_map import LINEAR_OPS, Computed, computed_from_data
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
 
@@ -40,7 +40,8 @@ class Outcome(enum.Enum):
 
 def final_bias_add(op: ir.OpView) -> bool:
     """Whether `op` is `L(x, W) + broadcast_in_dim(b)`, a linear op's result plus the
-    broadcast of a constant or an argument: the form every fold ends in."""
+    broadcast of a value computed from parameters (constants or weight arguments, not the
+    data: `computed_from_data`): the form every fold ends in."""
     if not isinstance(op, stablehlo.AddOp):
         return False
     owners = [operand.owner for operand in op.operands]
@@ -50,8 +51,7 @@ def final_bias_add(op: ir.OpView) -> bool:
     broadcast = owners[linear.index(False)]
     if not isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
         return False
-    source = broadcast.operand.owner
-    return isinstance(source, ir.Block) or isinstance(source, stablehlo.ConstantOp)
+    return not computed_from_data(broadcast.operand, budget=16)
 
 
 class FoldRewriter:
