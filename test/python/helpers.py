@@ -319,3 +319,18 @@ def _reaches_linear(block: ir.Block, start: ir.Operation) -> AffineBeforeLinear 
             seen.add(user)
             frontier.append((user, path + (describe_location(user.location),)))
     return None
+
+
+def op_count(text: str) -> int:
+    """Every op of the module in `text` (the module itself included), at every depth."""
+    with make_ir_context():
+        module = ir.Module.parse(text)
+        count = 0
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            nonlocal count
+            count += 1
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        return count

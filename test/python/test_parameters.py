@@ -19,7 +19,7 @@ import jax
 import numpy as np
 import pytest
 from jax import export
-from helpers import relative_error, run_on_cpu
+from helpers import op_count, relative_error, run_on_cpu
 from jaxlib.mlir import ir
 from networks import Variant, export_network, run
 from test_networks import EXPECTED, count
@@ -255,7 +255,7 @@ def test_a_torch_mlir_network_with_weights_as_arguments_folds_once_from_the_comm
     assert done.returncode == 0, done.stderr[-2000:]
     prepare, folded = (tmp_path / "prepare.mlir").read_text(), (tmp_path / "folded.mlir").read_text()
     assert "rsqrt" not in folded and "sqrt" not in folded  # no norm arithmetic per call
-    assert _op_count(folded) < _op_count(text)
+    assert op_count(folded) < op_count(text)
     x = np.random.default_rng(1).standard_normal((1, 3, 64, 64)).astype(np.float32)
     rng = np.random.default_rng(2)
     other = [w * rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) for w in weights]
@@ -265,20 +265,6 @@ def test_a_torch_mlir_network_with_weights_as_arguments_folds_once_from_the_comm
         (actual,) = run_on_cpu(folded, [x, *new_params])
         assert relative_error(expected, actual) < 1e-5  # a whole network, as test_networks
 
-
-
-def _op_count(text: str) -> int:
-    with make_context():
-        module = ir.Module.parse(text)
-        count = 0
-
-        def visit(op):
-            nonlocal count
-            count += 1
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        return count
 
 
 @pytest.mark.networks

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-from helpers import LARGER
+from helpers import LARGER, op_count
 from jax._src.interpreters.mlir import make_ir_context
 from jaxlib.mlir import ir
 
@@ -66,25 +66,11 @@ func.func @main(%x: tensor<1x8x8x4xf32>, %k: tensor<3x3x4x8xf32>, %scale: tensor
 """
 
 
-def _op_count(text: str) -> int:
-    with make_ir_context():
-        module = ir.Module.parse(text)
-        count = 0
-
-        def visit(op):
-            nonlocal count
-            count += 1
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        return count
-
-
 def test_a_batch_norm_inference_of_arguments_is_not_folded_into_more_ops_than_it_is():
     # torch_xla's form: the batch norm is one op; computing its scale, the scaled kernel and
     # the bias in the graph on every call takes about ten (ResNet-18: 100 ops became 172).
     folded, report = stablehlo_bnfold.fold_batch_norm(BN_WITH_ARGUMENTS, with_report=True)
-    assert _op_count(folded) == _op_count(BN_WITH_ARGUMENTS)
+    assert op_count(folded) == op_count(BN_WITH_ARGUMENTS)
     assert "would build more ops than it removes" in report.to_text()
     larger, report = stablehlo_bnfold.fold_batch_norm(BN_WITH_ARGUMENTS, with_report=True, options=LARGER)
     assert "batch_norm_inference" not in larger and report.folded == 1
