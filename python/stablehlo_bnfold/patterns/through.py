@@ -243,43 +243,12 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     picks = _picked_channels(passed, features)
     if isinstance(picks, Reason):
         return rw.skip(top, picks)
-    for i, step in enumerate(passed):
-        if step.zero is None:
-            continue
-        zeros = per_channel_f64(step.zero, features[i], channels)
-        if zeros is None or np.any(zeros):
-            return rw.skip(top, reasons.MAXIMUM_NOT_RELU)
-        if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
-            return rw.skip(top, reasons.ZERO_SHAPE_FROM_LINEAR)
-    for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(
-            step.op.output_shape, linear, passed[:i]
-        ):
-            return rw.skip(top, reasons.RESHAPE_SHAPE_FROM_LINEAR)
-    for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.ReduceWindowOp):
-            refusal = _sum_pool_refused if _is_sum_pool(step.op) else _max_pool_refused
-            refused = refusal(step.op, features[i])
-            if refused is not None:
-                return rw.skip(top, refused)
-        elif isinstance(step.op, stablehlo.ReduceOp) and uniform_f64(step.op.init_values[0]) != 0:
-            return rw.skip(top, reasons.REDUCE_INIT_NOT_IDENTITY)
-        elif isinstance(step.op, stablehlo.DivOp):
-            refused = _divisor_refused(step.op.rhs, features[i])
-            if refused is not None:
-                return rw.skip(top, refused)
-    bounds = {}
-    for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.ClampOp):
-            lower = _bound_f64(step.op.min, features[i], channels)
-            upper = _bound_f64(step.op.max, features[i], channels)
-            if lower is None or upper is None:
-                return rw.skip(top, reasons.CLAMP_BOUNDS_NOT_CONSTANT)
-            bounds[i] = (lower, upper)
-        elif isinstance(step.op, func.CallOp) and step.zero is None:
-            relu6 = _called_relu6(step.op)
-            if relu6 is not None:
-                bounds[i] = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
+    refused = _passage_refused(passed, features, channels, linear)
+    if refused is not None:
+        return rw.skip(top, refused)
+    bounds = _clamp_bounds(passed, features, channels)
+    if isinstance(bounds, Reason):
+        return rw.skip(top, bounds)
     for step in passed:
         if not single_user(step.op.results[0]):
             return rw.skip(top, _users_reason(step))
@@ -293,26 +262,11 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         parts = _concat_parts(passed[0].op, above.linear_feature)
         if isinstance(parts, str):
             return rw.skip(top, parts)
-    moving_only = all(isinstance(step.op, (*_MOVING, *_SELECTING)) for step in passed)
-    linear_only = all(_is_linear(step) for step in passed)
-    maxima = [step.op for step in passed if _is_max_pool_step(step)]
-    shifting = all(_is_linear(step) or _is_max_pool_step(step) for step in passed)
-    sliced = any(isinstance(step.op, stablehlo.SliceOp) for step in passed)
-    if not chain.constant and moving_only and _scaled_every_call_larger(weights, (scale, shift), top, rw):
-        # What a fold of an argument-valued map would cost decides first: no fold would pay.
-        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
-    only_moved = all(isinstance(step.op, _MOVING) for step in passed)
-    if not chain.constant and not only_moved:
-        # Reshapes and transposes alone take values computed in the graph (LeViT's
-        # statistics as arguments): the scale into the weights, the shift into the bias,
-        # channel for channel. A slice or concatenate would pick channels of them.
-        if moving_only:
-            return rw.skip(top, reasons.SLICE_NOT_CONSTANT if sliced else reasons.MOVED_NOT_CONSTANT)
-        return rw.skip(top, reasons.SUM_NOT_CONSTANT if linear_only else reasons.SCALE_NOT_CONSTANT)
-    if not linear_only and np.any(scale == 0):
-        return rw.skip(top, reasons.SCALE_ZERO)
-    if not linear_only and np.any(scale < 0):
-        return rw.skip(top, reasons.SCALE_NEGATIVE)
+    kinds = _Kinds.of(passed)
+    refused = _values_refused(chain, kinds, weights, (scale, shift), top, rw)
+    if refused is not None:
+        return rw.skip(top, refused)
+    linear_only, maxima, shifting, sliced = kinds.linear_only, kinds.maxima, kinds.shifting, kinds.sliced
     moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
@@ -367,6 +321,113 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         with rw.building_before(top):
             return build(replace(plan, parts=tuple(others)), rw)
     return build(replace(plan, parts=tuple(others)), rw)
+
+
+def _passage_refused(
+    passed: tuple[_Passed, ...], features: list[int], channels: int, linear: BiasedLinear
+) -> Reason | None:
+    """Why P cannot be passed (the docstring's conditions on P's ops, in order): a maximum
+    that is no relu, or whose zero's shape is read from L; a dynamic reshape whose shape is
+    read from L or below; a max-pool or sum pool that refuses the scale; a sum from a
+    value other than 0; a divisor that is no count map."""
+    for i, step in enumerate(passed):
+        if step.zero is None:
+            continue
+        zeros = per_channel_f64(step.zero, features[i], channels)
+        if zeros is None or np.any(zeros):
+            return reasons.MAXIMUM_NOT_RELU
+        if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
+            return reasons.ZERO_SHAPE_FROM_LINEAR
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.DynamicReshapeOp) and _shape_read_below(
+            step.op.output_shape, linear, passed[:i]
+        ):
+            return reasons.RESHAPE_SHAPE_FROM_LINEAR
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ReduceWindowOp):
+            refusal = _sum_pool_refused if _is_sum_pool(step.op) else _max_pool_refused
+            refused = refusal(step.op, features[i])
+            if refused is not None:
+                return refused
+        elif isinstance(step.op, stablehlo.ReduceOp) and uniform_f64(step.op.init_values[0]) != 0:
+            return reasons.REDUCE_INIT_NOT_IDENTITY
+        elif isinstance(step.op, stablehlo.DivOp):
+            refused = _divisor_refused(step.op.rhs, features[i])
+            if refused is not None:
+                return refused
+    return None
+
+
+def _clamp_bounds(
+    passed: tuple[_Passed, ...], features: list[int], channels: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]] | Reason:
+    """Each clamp's (or relu6 call's) bounds per channel in float64, by its place in P;
+    `CLAMP_BOUNDS_NOT_CONSTANT` where a bound is not a constant."""
+    bounds = {}
+    for i, step in enumerate(passed):
+        if isinstance(step.op, stablehlo.ClampOp):
+            lower = _bound_f64(step.op.min, features[i], channels)
+            upper = _bound_f64(step.op.max, features[i], channels)
+            if lower is None or upper is None:
+                return reasons.CLAMP_BOUNDS_NOT_CONSTANT
+            bounds[i] = (lower, upper)
+        elif isinstance(step.op, func.CallOp) and step.zero is None:
+            relu6 = _called_relu6(step.op)
+            if relu6 is not None:
+                bounds[i] = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
+    return bounds
+
+
+@dataclass(frozen=True)
+class _Kinds:
+    """What kinds of ops P holds, which decide what passes: only data movement and
+    selection (`moving_only`), only reshapes and transposes (`only_moved`), only linear
+    ops (`linear_only`), its max-pools (`maxima`), whether a shift passes every op
+    (`shifting`), and whether one is a slice (`sliced`)."""
+
+    moving_only: bool
+    only_moved: bool
+    linear_only: bool
+    maxima: list
+    shifting: bool
+    sliced: bool
+
+    @classmethod
+    def of(cls, passed: tuple[_Passed, ...]) -> _Kinds:
+        return cls(
+            moving_only=all(isinstance(step.op, (*_MOVING, *_SELECTING)) for step in passed),
+            only_moved=all(isinstance(step.op, _MOVING) for step in passed),
+            linear_only=all(_is_linear(step) for step in passed),
+            maxima=[step.op for step in passed if _is_max_pool_step(step)],
+            shifting=all(_is_linear(step) or _is_max_pool_step(step) for step in passed),
+            sliced=any(isinstance(step.op, stablehlo.SliceOp) for step in passed),
+        )
+
+
+def _values_refused(
+    chain: AffineChain, kinds: _Kinds, weights: tuple[Weights, ...], parameters: tuple, top: ir.OpView,
+    rw: FoldRewriter,
+) -> Reason | None:
+    """Why the chain's scale and shift cannot pass P (the docstring's conditions on them,
+    in order): the cost rule for values computed in the graph through data movement;
+    values not constants where P is more than reshapes and transposes; a zero or negative
+    scale through an op that is not linear."""
+    scale = parameters[0]
+    if not chain.constant and kinds.moving_only and _scaled_every_call_larger(weights, parameters, top, rw):
+        # What a fold of an argument-valued map would cost decides first: no fold would pay.
+        return reasons.COST_WEIGHTS_LARGER
+    if not chain.constant and not kinds.only_moved:
+        # Reshapes and transposes alone take values computed in the graph (LeViT's
+        # statistics as arguments): the scale into the weights, the shift into the bias,
+        # channel for channel. A slice or concatenate would pick channels of them.
+        if kinds.moving_only:
+            return reasons.SLICE_NOT_CONSTANT if kinds.sliced else reasons.MOVED_NOT_CONSTANT
+        return reasons.SUM_NOT_CONSTANT if kinds.linear_only else reasons.SCALE_NOT_CONSTANT
+    if not kinds.linear_only and np.any(scale == 0):
+        return reasons.SCALE_ZERO
+    if not kinds.linear_only and np.any(scale < 0):
+        return reasons.SCALE_NEGATIVE
+    return None
 
 
 def _scaled_every_call_larger(
