@@ -141,7 +141,7 @@ from ..fold.affine_map import (
     per_channel_op,
     stored_weights,
 )
-from ..fold.plan import MovedOperands, build, per_call_larger, plan_fold, shape_read_from_chain
+from ..fold.plan import FoldPlan, MovedOperands, build, per_call_larger, plan_fold, shape_read_from_chain
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
 
@@ -266,7 +266,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     refused = _values_refused(chain, kinds, weights, (scale, shift), top, rw)
     if refused is not None:
         return rw.skip(top, refused)
-    linear_only, maxima, shifting, sliced = kinds.linear_only, kinds.maxima, kinds.shifting, kinds.sliced
+    linear_only = kinds.linear_only
     moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
@@ -274,38 +274,15 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     # transposes, sums and a concatenate are linear: the shift passes them too, into the
     # biases, divided by the elements each sum adds (sum(v + t / n) = sum(v) + t).
     own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
-    # A sum or a slice makes its result smaller than L's: t / n goes only into a bias add
-    # L already has (free); without one, t stays behind them as one add on the smaller
-    # tensor.
-    # A max-pool the scale passes passes the shift too (maxpool(v + t) = maxpool(v) + t:
-    # each window holds an element of v, or its padding is -inf); its result is smaller
-    # than L's.
-    taps = _taps(passed) if shifting else None
-    smaller = taps is not None and (taps != 1.0 or sliced or bool(maxima))
-    kept = None
-    if shifting and taps is None:
-        divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
-        kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
-    elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
-        kept, taps = reasons.COST_LARGER, None
-    into_bias = None if taps is None else (shift if taps == 1.0 else shift / taps)
+    into_bias, kept = _placed_shift(passed, kinds, linear, parts, shift)
     if picks is not None:
         # slice(v) * s + t = slice(v * s' + t'): L's other channels take 1 and 0.
         scale = _spread(scale, picks, linear_channels, 1.0)
         into_bias = _spread(into_bias, picks, linear_channels, 0.0)
     inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
-    others = []
-    for part in parts:
-        if part.value == passed[0].data:
-            continue
-        part_plan = plan_fold(
-            top, part.linear, above.linear_feature, scale=scale[part.channels],
-            shift=_scaled_bias(part.bias, scale, into_bias, part.channels, top.result),
-            weights=part.weights, after_feature=feature, larger_weights=rw.fold_larger_weight_arguments,
-        )
-        if isinstance(part_plan, Reason):
-            return rw.skip(top, part_plan)
-        others.append((part.operand, part_plan))
+    others = _part_plans(parts, passed[0].data, top, above, scale, into_bias, rw)
+    if isinstance(others, Reason):
+        return rw.skip(top, others)
     plan = plan_fold(
         top, linear, above.linear_feature, scale=scale if own == slice(None) else scale[own],
         shift=inner_shift, weights=weights,
@@ -428,6 +405,47 @@ def _values_refused(
     if not kinds.linear_only and np.any(scale < 0):
         return reasons.SCALE_NEGATIVE
     return None
+
+
+def _placed_shift(
+    passed: tuple[_Passed, ...], kinds: _Kinds, linear: BiasedLinear, parts: list[_Part], shift: np.ndarray
+) -> tuple[np.ndarray | None, Reason | None]:
+    """Where the shift t goes: into the biases (t / n, n the elements each sum adds), or
+    nowhere (None), staying behind P, and why. A sum or a slice makes its result smaller
+    than L's: t / n goes only into a bias add L already has (free); without one, t stays
+    behind them as one add on the smaller tensor. A max-pool the scale passes passes the
+    shift too (maxpool(v + t) = maxpool(v) + t: each window holds an element of v, or its
+    padding is -inf); its result is smaller than L's."""
+    taps = _taps(passed) if kinds.shifting else None
+    smaller = taps is not None and (taps != 1.0 or kinds.sliced or bool(kinds.maxima))
+    kept = None
+    if kinds.shifting and taps is None:
+        divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
+        kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
+    elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
+        kept, taps = reasons.COST_LARGER, None
+    return (None if taps is None else (shift if taps == 1.0 else shift / taps)), kept
+
+
+def _part_plans(
+    parts: list[_Part], own: ir.Value, top: ir.OpView, above: _Above, scale: np.ndarray,
+    into_bias: np.ndarray | None, rw: FoldRewriter,
+) -> list[tuple[int, FoldPlan]] | Reason:
+    """The plan of each other operand's linear op of a concatenate (`own` is the one the
+    main plan folds into): its range of the scale and of the shift into its bias."""
+    others = []
+    for part in parts:
+        if part.value == own:
+            continue
+        part_plan = plan_fold(
+            top, part.linear, above.linear_feature, scale=scale[part.channels],
+            shift=_scaled_bias(part.bias, scale, into_bias, part.channels, top.result),
+            weights=part.weights, after_feature=above.feature, larger_weights=rw.fold_larger_weight_arguments,
+        )
+        if isinstance(part_plan, Reason):
+            return part_plan
+        others.append((part.operand, part_plan))
+    return others
 
 
 def _scaled_every_call_larger(
