@@ -221,22 +221,12 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     element type; K * s, b * s and t (b * s + t), for each L_i of a concatenate with its
     range, are finite in theirs.
     """
+    candidate = _candidate(root)
+    if isinstance(candidate, Reason):
+        return rw.not_candidate(root, candidate)
+    passed, linear, above, scale, shift = candidate
     result_type = ir.RankedTensorType(root.results[0].type)
-    if float_dtype(result_type.element_type) is None:
-        return rw.not_candidate(root, reasons.ELEMENT_TYPE)
-    found = _passed_ops(root)
-    if found is None:
-        return rw.not_candidate(root, reasons.NOT_RELU_OF_LINEAR)
-    passed, linear = found
-    above = _chain_above(root, linear, passed)
-    if above is None:
-        return rw.not_candidate(root, reasons.NO_CHAIN_ABOVE)
     chain, feature, features = above.chain, above.feature, above.features
-    scale, shift = chain.affine(root.results[0])
-    if isinstance(scale, np.ndarray) and np.all(scale == 1):
-        return rw.not_candidate(root, reasons.SCALE_ONE)
-    if _read_only_by_linear_ops(chain.top.result):
-        return rw.not_candidate(root, reasons.READ_BY_LINEAR_OPS)
     top, channels = chain.top, chain.channels
     if above.linear_feature is None:
         return rw.skip(top, reasons.RESHAPE_SPLITS_FEATURE)
@@ -249,9 +239,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     bounds = _clamp_bounds(passed, features, channels)
     if isinstance(bounds, Reason):
         return rw.skip(top, bounds)
-    for step in passed:
-        if not single_user(step.op.results[0]):
-            return rw.skip(top, _users_reason(step))
+    shared = next((step for step in passed if not single_user(step.op.results[0])), None)
+    if shared is not None:
+        return rw.skip(top, _users_reason(shared))
     linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
     found = bias_and_weights(linear, above.linear_feature, linear_channels, rw.fold_weight_arguments)
     if isinstance(found, Reason):
@@ -266,7 +256,6 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     refused = _values_refused(chain, kinds, weights, (scale, shift), top, rw)
     if refused is not None:
         return rw.skip(top, refused)
-    linear_only = kinds.linear_only
     moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
@@ -298,6 +287,28 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         with rw.building_before(top):
             return build(replace(plan, parts=tuple(others)), rw)
     return build(replace(plan, parts=tuple(others)), rw)
+
+
+def _candidate(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear, _Above, PerChannel, PerChannel] | Reason:
+    """(P's ops, L or L + b, the chain above, its scale and shift) where `root` starts a
+    candidate (the docstring's first conditions, in order), else why it is none: an element
+    type not f16, bf16, f32 or f64; no path down to L through ops P may hold; no chain
+    reading P; a scale of all ones; a chain read by linear ops alone."""
+    if float_dtype(ir.RankedTensorType(root.results[0].type).element_type) is None:
+        return reasons.ELEMENT_TYPE
+    found = _passed_ops(root)
+    if found is None:
+        return reasons.NOT_RELU_OF_LINEAR
+    passed, linear = found
+    above = _chain_above(root, linear, passed)
+    if above is None:
+        return reasons.NO_CHAIN_ABOVE
+    scale, shift = above.chain.affine(root.results[0])
+    if isinstance(scale, np.ndarray) and np.all(scale == 1):
+        return reasons.SCALE_ONE
+    if _read_only_by_linear_ops(above.chain.top.result):
+        return reasons.READ_BY_LINEAR_OPS
+    return passed, linear, above, scale, shift
 
 
 def _passage_refused(
