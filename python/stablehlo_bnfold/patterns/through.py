@@ -102,6 +102,7 @@ slice as one add.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -247,11 +248,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
-    parts: list[_Part] = []
-    if isinstance(passed[0].op, stablehlo.ConcatenateOp):
-        parts = _concat_parts(passed[0].op, above.linear_feature)
-        if isinstance(parts, str):
-            return rw.skip(top, parts)
+    parts = _concat_parts(passed[0].op, above.linear_feature) if isinstance(passed[0].op, stablehlo.ConcatenateOp) else []
+    if isinstance(parts, str):
+        return rw.skip(top, parts)
     kinds = _Kinds.of(passed)
     refused = _values_refused(chain, kinds, weights, (scale, shift), top, rw)
     if refused is not None:
@@ -264,10 +263,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     # biases, divided by the elements each sum adds (sum(v + t / n) = sum(v) + t).
     own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
     into_bias, kept = _placed_shift(passed, kinds, linear, parts, shift)
-    if picks is not None:
-        # slice(v) * s + t = slice(v * s' + t'): L's other channels take 1 and 0.
-        scale = _spread(scale, picks, linear_channels, 1.0)
-        into_bias = _spread(into_bias, picks, linear_channels, 0.0)
+    if picks is not None:  # slice(v) * s + t = slice(v * s' + t'): L's other channels take 1 and 0.
+        scale, into_bias = _spread(scale, picks, linear_channels, 1.0), _spread(into_bias, picks, linear_channels, 0.0)
     inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
     others = _part_plans(parts, passed[0].data, top, above, scale, into_bias, rw)
     if isinstance(others, Reason):
@@ -282,11 +279,10 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
-    if not chain.constant:
-        # The chain's values are computed after P (the root): built before the chain.
-        with rw.building_before(top):
-            return build(replace(plan, parts=tuple(others)), rw)
-    return build(replace(plan, parts=tuple(others)), rw)
+    # Values the chain computes in the graph are computed after P (the root): the fold is
+    # built before the chain.
+    with rw.building_before(top) if not chain.constant else contextlib.nullcontext():
+        return build(replace(plan, parts=tuple(others)), rw)
 
 
 def _candidate(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear, _Above, PerChannel, PerChannel] | Reason:
