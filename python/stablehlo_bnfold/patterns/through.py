@@ -226,9 +226,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     if isinstance(candidate, Reason):
         return rw.not_candidate(root, candidate)
     passed, linear, above, scale, shift = candidate
-    result_type = ir.RankedTensorType(root.results[0].type)
-    chain, feature, features = above.chain, above.feature, above.features
-    top, channels = chain.top, chain.channels
+    chain, feature, features, top, channels = above.chain, above.feature, above.features, above.chain.top, above.chain.channels
     if above.linear_feature is None:
         return rw.skip(top, reasons.RESHAPE_SPLITS_FEATURE)
     picks = _picked_channels(passed, features)
@@ -255,7 +253,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     refused = _values_refused(chain, kinds, weights, (scale, shift), top, rw)
     if refused is not None:
         return rw.skip(top, refused)
-    moved = _moved_bounds(bounds, scale, passed, features, result_type.element_type)
+    moved = _moved_bounds(bounds, scale, passed, features, ir.RankedTensorType(root.results[0].type).element_type)
     if moved is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
     # Each linear op of a concatenate takes its range of the channels. Reshapes,
