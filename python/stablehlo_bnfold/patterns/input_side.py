@@ -869,7 +869,6 @@ def _plan(
         # The shift would stay in F before the convert, x + t / s: with s in the graph no
         # zero can be excluded (t / 0), nor the weights' rounding checked (`_magnified`).
         return rw.skip(top, reasons.SHIFT_NOT_CONSTANT)
-    x_size = static_elements(top.result)
     removed = affine.activation_ops()
 
     # Either the shift becomes a bias after each consumer, or it stays in front as one add
@@ -878,43 +877,12 @@ def _plan(
     if removed < 1:
         # v * (r * c) with r * c read elsewhere too: v * r would replace it, one for one.
         return rw.skip(top, affine.stopped or reasons.COST_NOTHING_REMOVED)
-    owns = [None] * len(consumers)
-    kept_reason = None
-    negative = None
-    # Only sums, max-pools, transposes and reshapes passed (`blocked` False): the shift
-    # passes them too, times what the sums add up (below).
-    refused = _passage_checked(passed, affine.constant, scale, shift, no_shift, removed, blocked)
-    if refused is not None:
-        return rw.skip(top, refused)
-    if blocked:  # (a shift alone is no candidate there: the scale is not all ones)
-        if isinstance(scale, np.ndarray) and any(p.is_relu for p in passed) and np.any(scale < 0):
-            negative = scale < 0
-        kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
-    elif not no_shift and narrowing is not None:
-        # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
-        # mean (|t| much larger than |x * s + t|) the bias cancels all of T's digits.
-        # x + t / s in F, then the convert, rounds A(x) / s: A(x)'s own relative error.
-        kept_reason = reasons.SHIFT_KEPT_WIDE
-    elif not no_shift and not all(c.every_tap for c in consumers):
-        kept_reason = reasons.SHIFT_KEPT
-    elif not no_shift and _clamp_cancels(passed, shift):
-        if activation_dtype.itemsize <= 2:
-            # x + t / s would round t / s in T at the size of the mean: as lossy.
-            return rw.skip(top, reasons.CLAMP_SHIFT_CANCELS)
-        kept_reason = reasons.SHIFT_KEPT_CLAMP
-    elif not no_shift:
-        owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
-        larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
-        if owns.count(None) >= removed or larger:
-            kept_reason = reasons.COST_LARGER if larger else reasons.COST_NOTHING_REMOVED
-            if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
-                # No scale to fold, or x + t / s would remove nothing (one op for one),
-                # or could not be built (t / s with a zero s), or its weights could not
-                # be checked in the graph (see `_magnified`). When the chain stopped at
-                # a per-channel op it cannot fold (a NaN variance under the bias add),
-                # that op is why: folded whole, the chain would remove more.
-                return rw.skip(top, affine.stopped or kept_reason)
-            owns = [None] * len(consumers)
+    placed = _shift_placed(
+        affine, passed, consumers, (scale, shift), narrowing is not None, removed, blocked, exact, rw
+    )
+    if isinstance(placed, str):  # a Reason, or the op the chain stopped at
+        return rw.skip(top, placed)
+    owns, kept_reason, negative = placed
     moved = None
     if kept_reason is not None:
         moved = _kept_shift(rw, top, activation_dtype, scale, shift, exact)
@@ -924,30 +892,110 @@ def _plan(
     if clamps is None:
         return rw.skip(top, reasons.CLAMP_BOUNDS_OVERFLOW)
 
+    plans = _consumer_plans(consumers, owns, scale, shift, exact, moved is not None)
+    if isinstance(plans, str):
+        return rw.skip(top, plans)
+    refused = _cost_refused(affine, consumers, plans, (scale, shift), exact, moved is not None, rw)
+    if refused is not None:
+        return rw.skip(top, refused)
+    return _Plan(
+        linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
+        tuple(passed), negative, feature, clamps,
+    )
+
+
+def _shift_placed(
+    affine: AffineChain, passed: list[Passed], consumers: list[_Consumer], parameters: tuple,
+    narrowed: bool, removed: int, blocked: bool, exact: bool, rw: FoldRewriter,
+) -> tuple[list, Reason | None, np.ndarray | None] | Reason:
+    """Where the shift goes, in the order of the docstring's conditions: (each consumer's
+    own bias add or None, why the shift stays in front as x + t / s or None, the channels
+    whose negative scale turns a relu into a clamp or None); or why nothing folds. Either
+    the shift becomes a bias after each consumer, or it stays in front as one add x + t / s
+    that every consumer reads: where a window tap reads padding, or where the bias adds
+    would remove no op or sit on a result larger than the input."""
+    scale, shift = parameters
+    no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    activation_dtype = float_dtype(ir.RankedTensorType(affine.x.type).element_type)
+    owns = [None] * len(consumers)
+    kept_reason = None
+    negative = None
+    # Only sums, max-pools, transposes and reshapes passed (`blocked` False): the shift
+    # passes them too, times what the sums add up (below).
+    refused = _passage_checked(passed, affine.constant, scale, shift, no_shift, removed, blocked)
+    if refused is not None:
+        return refused
+    if blocked:  # (a shift alone is no candidate there: the scale is not all ones)
+        if isinstance(scale, np.ndarray) and any(p.is_relu for p in passed) and np.any(scale < 0):
+            negative = scale < 0
+        kept_reason = None if no_shift else reasons.SHIFT_KEPT_PASSED
+    elif not no_shift and narrowed:
+        # L(x, K * s) + L(t, K) rounds L(x, K * s) in T at the size of x: with a large
+        # mean (|t| much larger than |x * s + t|) the bias cancels all of T's digits.
+        # x + t / s in F, then the convert, rounds A(x) / s: A(x)'s own relative error.
+        kept_reason = reasons.SHIFT_KEPT_WIDE
+    elif not no_shift and not all(c.every_tap for c in consumers):
+        kept_reason = reasons.SHIFT_KEPT
+    elif not no_shift and _clamp_cancels(passed, shift):
+        if activation_dtype.itemsize <= 2:
+            # x + t / s would round t / s in T at the size of the mean: as lossy.
+            return reasons.CLAMP_SHIFT_CANCELS
+        kept_reason = reasons.SHIFT_KEPT_CLAMP
+    elif not no_shift:
+        owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
+        x_size = static_elements(affine.top.result)
+        larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
+        if owns.count(None) >= removed or larger:
+            kept_reason = reasons.COST_LARGER if larger else reasons.COST_NOTHING_REMOVED
+            if unit_scale or removed < 2 or not exact or not np.all(scale != 0):
+                # No scale to fold, or x + t / s would remove nothing (one op for one),
+                # or could not be built (t / s with a zero s), or its weights could not
+                # be checked in the graph (see `_magnified`). When the chain stopped at
+                # a per-channel op it cannot fold (a NaN variance under the bias add),
+                # that op is why: folded whole, the chain would remove more.
+                return affine.stopped or kept_reason
+            owns = [None] * len(consumers)
+    return owns, kept_reason, negative
+
+
+def _consumer_plans(
+    consumers: list[_Consumer], owns: list, scale, shift, exact: bool, kept: bool
+) -> list[_ConsumerPlan] | str:
+    """Each consumer's plan (its part of the scale, and of the shift past sums), or why
+    one cannot be made."""
     plans = []
     for consumer, own in zip(consumers, owns):
         taken_scale, taken_shift = consumer.takes(scale, shift)  # a constant, past sums
-        plan = _consumer_plan(consumer, taken_scale, taken_shift, exact, moved is not None, own)
+        plan = _consumer_plan(consumer, taken_scale, taken_shift, exact, kept, own)
         if isinstance(plan, str):
-            return rw.skip(top, plan)
+            return plan
         plans.append(plan)
-    # Last, so that a refusal the option could not lift is reported first: the weights
-    # scaled by s, or contracted with t (L(t, K)), on every call.
-    met = ((() if unit_scale else (scale,)) + (() if no_shift or moved is not None else (shift,)))
+    return plans
+
+
+def _cost_refused(
+    affine: AffineChain, consumers: list[_Consumer], plans: list[_ConsumerPlan], parameters: tuple,
+    exact: bool, kept: bool, rw: FoldRewriter,
+) -> Reason | None:
+    """The cost rules, last, so that a refusal the option could not lift is reported
+    first: the weights scaled by s, or contracted with t (L(t, K)), on every call, larger
+    than the activation; a shift alone traded for more ops than it removes."""
+    scale, shift = parameters
+    no_shift = isinstance(shift, np.ndarray) and not np.any(shift)
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    met = ((() if unit_scale else (scale,)) + (() if no_shift or kept else (shift,)))
     if not exact and met and not rw.fold_larger_weight_arguments and per_call_larger(
-        (c.weights if c.master is None else c.master for c in consumers), met, top.result
+        (c.weights if c.master is None else c.master for c in consumers), met, affine.top.result
     ):
-        return rw.skip(top, reasons.COST_WEIGHTS_LARGER)
+        return reasons.COST_WEIGHTS_LARGER
     if (
         not exact and unit_scale and not no_shift and not rw.fold_larger_weight_arguments
         and _contracted_ops(plans, shift) > _removed_ops(affine)
     ):
         # A shift alone: one add (and its broadcast) traded for L(t, W) on every call.
-        return rw.skip(top, reasons.COST_MORE_OPS)
-    return _Plan(
-        linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
-        tuple(passed), negative, feature, clamps,
-    )
+        return reasons.COST_MORE_OPS
+    return None
 
 
 def _removed_ops(affine: AffineChain) -> int:
