@@ -133,6 +133,8 @@ def fold_module(loaded, parameters: set[int], options: str = ""):
     the argument positions `parameters`: the fold as if they were constants, then the
     split (`partition.split`); prepare and folded are `io.Loaded` in the input's format.
     The command's `--fold-parameters` and `fold_parameters` both come here."""
+    from jaxlib.mlir import ir
+
     from . import partition, session
     from .passes import ARGUMENT
 
@@ -141,7 +143,7 @@ def fold_module(loaded, parameters: set[int], options: str = ""):
         partition.inline_wrapper(loaded.module)
     options = f"fold-larger-weight-arguments=true {options}".strip()
     report = session.run(loaded.module, f"{ARGUMENT}{{{options}}}", source=loaded.source)
-    with context, ir_location():
+    with context, ir.Location.unknown():
         split = partition.split(loaded.module, parameters)
     return (
         report,
@@ -149,12 +151,6 @@ def fold_module(loaded, parameters: set[int], options: str = ""):
         dataclasses.replace(loaded, module=split.folded),
         split.cuts,
     )
-
-
-def ir_location():
-    from jaxlib.mlir import ir
-
-    return ir.Location.unknown()
 
 
 def _exported_pair(exported, flat, positional, cuts, prepare_bytes, folded_bytes, jax):

@@ -30,9 +30,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func, stablehlo
+from jaxlib.mlir.dialects import func
 
 from .analysis.passage import pure_callee
 from .report import FoldError

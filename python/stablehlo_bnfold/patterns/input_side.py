@@ -835,32 +835,10 @@ def _plan(
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
     # Through a convert, values computed in the graph are computed in the chain's type F.
     scale, shift = affine.affine(activation if narrowing is None else x)
-    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
-    # A shift alone reached through ops (the shift an output-side fold left behind a relu):
-    # a candidate only where every op passed passes it and none is a clamp (a max-pool, a
-    # sum), decided below.
-    shift_alone = narrowing is None and activation != top.result and unit_scale
-    if narrowing is not None and not single_user(top.result):
-        return rw.skip(top, reasons.ISLAND_USERS)
-    wide = activation_dtype if narrowing is not None else None  # the chain's type F
-    channels = affine.channels if narrowing is None else None  # no op passed after a convert
-    walked = _consumers(
-        activation if narrowing is not None else top.result, feature,
-        rw.fold_weight_arguments, wide, channels, rw.fold_narrow_weights,
-    )
-    if isinstance(walked, str) and shift_alone:
-        return rw.not_candidate(top, reasons.SHIFT_ALONE)
-    if isinstance(walked, str):
-        return _refuse(rw, affine, walked)
-    consumers, passed = walked
-    narrow = next((c.dtype for c in consumers if c.rounded_again), None)
-    if narrow is not None:
-        rw.rounds_again(narrow)  # the report marks the fold
-    blocked = any(p.shift_factor is None for p in passed)
-    if shift_alone and (blocked or any(p.bounds is not None for p in passed)):
-        # Nothing would pass the relu (or pad, or padded pool); through a clamp the moved
-        # bounds and the bias would cancel at the size of t, for no scale moved.
-        return rw.not_candidate(top, reasons.SHIFT_ALONE)
+    walked = _walked_consumers(activation, feature, affine, scale, narrowing, rw)
+    if isinstance(walked, Outcome):
+        return walked
+    consumers, passed, blocked = walked
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
         return rw.skip(top, reasons.PER_FEATURE_OVERFLOW)
@@ -902,6 +880,43 @@ def _plan(
         linear, layout, affine, scale, shift, moved, kept_reason, tuple(plans), narrowing,
         tuple(passed), negative, feature, clamps,
     )
+
+
+def _walked_consumers(
+    activation: ir.Value, feature: int, affine: AffineChain, scale, narrowing: stablehlo.ConvertOp | None,
+    rw: FoldRewriter,
+) -> tuple[list[_Consumer], list[Passed], bool] | Outcome:
+    """(the linear ops that read the chain, the ops passed on the way, whether one of them
+    stops the shift), or the skip: an island's chain read by another op too; no consumer
+    (`_consumers`' reason); a shift alone (the shift an output-side fold left behind a
+    relu) that cannot pass every op, or meets a clamp."""
+    top = affine.top
+    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
+    # A shift alone reached through ops: a candidate only where every op passed passes it
+    # and none is a clamp (a max-pool, a sum).
+    shift_alone = narrowing is None and activation != top.result and unit_scale
+    if narrowing is not None and not single_user(top.result):
+        return rw.skip(top, reasons.ISLAND_USERS)
+    wide = float_dtype(ir.RankedTensorType(affine.x.type).element_type) if narrowing is not None else None
+    channels = affine.channels if narrowing is None else None  # no op passed after a convert
+    walked = _consumers(
+        activation if narrowing is not None else top.result, feature,
+        rw.fold_weight_arguments, wide, channels, rw.fold_narrow_weights,
+    )
+    if isinstance(walked, str) and shift_alone:
+        return rw.not_candidate(top, reasons.SHIFT_ALONE)
+    if isinstance(walked, str):
+        return _refuse(rw, affine, walked)
+    consumers, passed = walked
+    narrow = next((c.dtype for c in consumers if c.rounded_again), None)
+    if narrow is not None:
+        rw.rounds_again(narrow)  # the report marks the fold
+    blocked = any(p.shift_factor is None for p in passed)
+    if shift_alone and (blocked or any(p.bounds is not None for p in passed)):
+        # Nothing would pass the relu (or pad, or padded pool); through a clamp the moved
+        # bounds and the bias would cancel at the size of t, for no scale moved.
+        return rw.not_candidate(top, reasons.SHIFT_ALONE)
+    return consumers, passed, blocked
 
 
 def _shift_placed(
