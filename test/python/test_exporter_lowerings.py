@@ -92,18 +92,21 @@ def test_exact_gelu_folds_its_half_into_the_next_convolution_through_the_product
 
 
 @pytest.mark.parametrize(
-    "name, op",
+    "name, op, options",
     [
-        ("fold_batch_norm_arguments_through_reshape", "stablehlo.batch_norm_inference"),
-        ("fold_flax_batch_norm_arguments_through_reshape", "stablehlo.add"),
+        # One batch_norm_inference op would become about ten computing its scale, the
+        # weights and the bias on every call: only with fold-larger-weight-arguments.
+        ("fold_batch_norm_arguments_through_reshape", "stablehlo.batch_norm_inference",
+         "fold-larger-weight-arguments=true"),
+        ("fold_flax_batch_norm_arguments_through_reshape", "stablehlo.add", ""),
     ],
 )
-def test_levit_batch_norm_with_argument_statistics_folds_through_the_reshape(name, op):
+def test_levit_batch_norm_with_argument_statistics_folds_through_the_reshape(name, op, options):
     # dot_general -> reshape [B, T, C] -> [B * T, C] -> batch norm (torch's
     # batch_norm_inference, Flax's decomposed form), the statistics arguments (a positive
     # variance, the last: fold_and_compare's inputs are standard normal).
     text = lit_case("through.mlir", name)
-    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True, options=options)
     assert [(f.op, f.through) for f in report.folds] == [(op, "stablehlo.reshape")]
     inputs = random_inputs(text, seed=7)
     inputs[5] = np.abs(inputs[5]) + 0.25
