@@ -43,7 +43,6 @@ def fold_parameters(exported, parameters: int | Iterable[int] | set[int] = 0, *,
     `fold_batch_norm`'s does. FoldError when `exported` is no `Exported`, when
     `parameters` names no argument, or when the module has ordered effects (tokens).
     """
-    import jax
     from jax import export
 
     from . import sandbox
@@ -65,7 +64,7 @@ def fold_parameters(exported, parameters: int | Iterable[int] | set[int] = 0, *,
         (report, cuts, size), data = work(buffer), buffer.getvalue()
     else:
         (report, cuts, size), data = sandbox.run(work, source="<input>", size=len(exported.mlir_module_serialized))
-    prepare, folded = _exported_pair(exported, flat, positional, cuts, data[:size], data[size:], jax)
+    prepare, folded = _exported_pair(exported, flat, positional, cuts, data[:size], data[size:])
     return (prepare, folded, report) if with_report else (prepare, folded)
 
 
@@ -153,12 +152,12 @@ def fold_module(loaded, parameters: set[int], options: str = ""):
     )
 
 
-def _exported_pair(exported, flat, positional, cuts, prepare_bytes, folded_bytes, jax):
+def _exported_pair(exported, flat, positional, cuts, prepare_bytes, folded_bytes):
     """The two `Exported` around the split modules: their trees, avals and shardings."""
     from jax import tree_util
 
     leaves = exported.in_avals
-    cut_avals = [_aval(type_text, jax) for type_text, _, _ in cuts]
+    cut_avals = [_aval(type_text) for type_text, _, _ in cuts]
     # A module argument's position -> its flat input: a cut's source is a module position.
     leading = 1 if len(exported.platforms) > 1 else 0
     flat_of = {leading + j: i for j, i in enumerate(exported.module_kept_var_idx)}
@@ -218,8 +217,9 @@ def _with_shardings(exported, inputs: list[tuple], outputs: list[tuple]) -> dict
     return fields
 
 
-def _aval(type_text: str, jax):
+def _aval(type_text: str):
     """The abstract value of a cut from its MLIR type (static shapes: weights)."""
+    import jax
     import ml_dtypes
     from jaxlib.mlir import ir
 
