@@ -244,6 +244,23 @@ func.func @literal_weight_normalized_kernel(%arg0: tensor<1x4x4x2xf32>) -> tenso
 
 // -----
 
+// A weight computed as a product of weights, contracting the lhs's dimension 0 with the
+// rhs's: evaluated as the float64 dot_general, result dims lhs free then rhs free.
+// CHECK-LABEL: func.func @literal_dot_general_weights
+// CHECK:         %[[W:.+]] = stablehlo.constant dense<{{\[}}[1.000000e+00, 4.000000e+00, 3.000000e+00, -2.000000e+00], [2.000000e+00, 5.000000e+00, 3.000000e+00, -1.000000e+00], [3.000000e+00, 6.000000e+00, 3.000000e+00, 0.000000e+00]]> : tensor<3x4xf32>
+// CHECK-NEXT:    %[[D:.+]] = stablehlo.dot_general %arg0, %[[W]]
+// CHECK-NEXT:    return %[[D]]
+func.func @literal_dot_general_weights(%arg0: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %a = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = stablehlo.constant dense<[[1.0, 0.0, -1.0, 2.0], [0.0, 1.0, 1.0, -1.0]]> : tensor<2x4xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): evaluated into one constant [literals]
+  %w = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %d : tensor<2x4xf32>
+}
+
+// -----
+
 // An input normalization folded into a convolution leaves W * s and the bias b + L(t, W),
 // a dot_general that reads W too: each alone shares W with the other, so both are
 // evaluated together, and W goes with them.
@@ -361,6 +378,22 @@ func.func @no_literal_larger(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> 
   %k = stablehlo.broadcast_in_dim %w, dims = [3] : (tensor<3xf32>) -> tensor<1x1x2x3xf32>
   %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>
   return %c : tensor<1x4x4x3xf32>
+}
+
+// -----
+
+// A weight computed as an outer product of two vectors: its 16 elements are more than the
+// 8 it is computed from, so the dot_general stays.
+// CHECK-LABEL: func.func @no_literal_larger_dot_general
+// CHECK:         %[[W:.+]] = stablehlo.dot_general %{{.+}}, %{{.+}}, contracting_dims = [] x []
+// CHECK:         stablehlo.dot_general %arg0, %[[W]]
+func.func @no_literal_larger_dot_general(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %u = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %v = stablehlo.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): not evaluated: the new constant would be larger than the constants it replaces [literals]
+  %w = stablehlo.dot_general %u, %v, contracting_dims = [] x [] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %d : tensor<2x4xf32>
 }
 
 // Nothing above is a fold or a skip.
