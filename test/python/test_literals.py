@@ -188,3 +188,34 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x{C}xf32> {{
     norm = np.maximum(np.sqrt((v64 * v64).sum(axis=0)), np.float64(np.float32(1e-12)))
     np.testing.assert_array_equal(weights, round_to(np.dtype(np.float32), v64 * (g / norm)))
     np.testing.assert_array_equal(bias, round_to(np.dtype(np.float32), t.astype(np.float64) @ v64))
+
+
+def test_a_batched_dot_general_weight_and_a_max_reduced_bias_are_their_float64_values_rounded_once():
+    # W[c] = A[c] . B[c] (batching dims first in the result, then the lhs's free dim) and
+    # the bias max over M's dimension 1: each one constant, as numpy computes it in float64.
+    rng = np.random.default_rng(7)
+    a = rng.normal(0, 1, (C, 4, 3)).astype(np.float32)
+    b = rng.normal(0, 1, (C, 3)).astype(np.float32)
+    m = rng.normal(0, 1, (C, 3)).astype(np.float32)
+    text = f"""
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x{C}xf32> {{
+  %a = stablehlo.constant {_dense(a, "f32")}
+  %b = stablehlo.constant {_dense(b, "f32")}
+  %m = stablehlo.constant {_dense(m, "f32")}
+  %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %w = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<{C}x4x3xf32>, tensor<{C}x3xf32>) -> tensor<{C}x4xf32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<2x4xf32>, tensor<{C}x4xf32>) -> tensor<2x{C}xf32>
+  %bias = stablehlo.reduce(%m init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<{C}x3xf32>, tensor<f32>) -> tensor<{C}xf32>
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<{C}xf32>) -> tensor<2x{C}xf32>
+  %y = stablehlo.add %d, %bb : tensor<2x{C}xf32>
+  return %y : tensor<2x{C}xf32>
+}}
+"""
+    folded = stablehlo_bnfold.fold_batch_norm(text)
+    inputs = random_inputs(text, 2)
+    assert_close(run_on_cpu(text, inputs)[0], run_on_cpu(folded, inputs)[0])
+    weights, bias = _operands_of_the_linear_op(folded)
+    assert "reduce" not in folded and folded.count("dot_general") == 1
+    w64 = np.einsum("cij,cj->ci", a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_array_equal(weights, round_to(np.dtype(np.float32), w64))
+    np.testing.assert_array_equal(bias, m.max(axis=1))
