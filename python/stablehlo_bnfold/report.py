@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from jaxlib.mlir import ir
 
 from .basics import one_line
+from .fold.reasons import DATA_DEPENDENT
 
 __all__ = ["Fold", "FoldError", "FoldReport", "Recorder", "Skip", "describe_location", "one_line"]
 
@@ -77,6 +78,12 @@ GENERIC_REASONS = ("operand is not a convolution or dot_general", "no convolutio
 """Reasons that say only that a pattern does not apply to an op; where another pattern
 says more about the same op, the report shows that one."""
 
+NOT_A_NORM = (str(DATA_DEPENDENT),)
+"""Reasons that say an op is no norm: its per-channel value is computed from the data (a
+squeeze-excite gate), not a parameter. An op left alone for these only (not a
+`batch_norm_inference`) is not counted as a norm left: the text report still says why at
+the op, the JSON lists it under `not_norms`."""
+
 
 @dataclass(frozen=True)
 class Norm:
@@ -119,12 +126,23 @@ class FoldReport:
         for members in groups.values():
             folds = tuple(m for m in members if isinstance(m, Fold))
             skips = tuple(m for m in members if isinstance(m, Skip))
+            if not folds and _not_a_norm(skips):
+                continue  # a per-channel value computed from the data (`not_norms`)
             if not folds:
                 specific = tuple(s for s in skips if not s.reason.startswith(GENERIC_REASONS))
                 norms.append(Norm("left", (), specific or skips))
             else:
                 norms.append(Norm("partly" if skips else "folded", folds, skips))
         return norms
+
+    def not_norms(self) -> list[Skip]:
+        """The ops left alone that are no norm (`NOT_A_NORM`): shown with their reason,
+        not counted among the norms."""
+        ops: dict[tuple[str, str], list[Skip]] = {}
+        for skip in self.skips:
+            if not skip.kept:
+                ops.setdefault((skip.location, skip.position), []).append(skip)
+        return [s for skips in ops.values() if _not_a_norm(skips) for s in skips]
 
     def __str__(self) -> str:
         c = self.summary()
@@ -162,6 +180,7 @@ class FoldReport:
                 what = f"folded {ops} into {first.linear}{_through(first)}{_rounded(first)} [{patterns}]"
                 folded.append((_where(first), what))
             shown.update(id(s) for s in norm.skips)
+        shown.update(id(s) for s in self.not_norms())
         # What stays, in the order it was found (a norm's kept shift among the others).
         rest = [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips if id(s) in shown]
         return folded + rest
@@ -177,7 +196,8 @@ class FoldReport:
     def to_dict(self) -> dict:
         """The report as `to_json` writes it: `folds` (each with `location`, `pattern`,
         `op`, `producer`, and `through` and `rounded_again` when not empty), `skips` (`location`, `pattern`,
-        `op`, `reason`), `folded` and `skipped` (the counts). A fold or skip whose location
+        `op`, `reason`), `folded` and `skipped` (the counts), `norms` (`_norm_dict`),
+        `not_norms` (ops left alone that are no norm: `not_norms`) and `summary`. A fold or skip whose location
         does not say which op it is has `position` (`@main op 12`), and `layer` where its
         location is a name with one (`Conv_0` in `jit(model)/Conv_0/mul`)."""
         return {
@@ -195,6 +215,10 @@ class FoldReport:
             "folded": self.folded,
             "skipped": len(self.skips),
             "norms": [_norm_dict(n) for n in self.norms()],
+            "not_norms": [
+                {"location": s.location, "op": s.op, "reason": s.reason, "pattern": s.pattern} | _placed(s)
+                for s in self.not_norms()
+            ],
             "summary": self.summary(),
         }
 
@@ -212,6 +236,12 @@ class FoldReport:
     def to_json(self) -> str:
         """The report as a JSON object (`to_dict`)."""
         return json.dumps(self.to_dict(), indent=2)
+
+
+def _not_a_norm(skips) -> bool:
+    """Whether an op left alone is no norm: every pattern's reason is one of `NOT_A_NORM`
+    (a `batch_norm_inference` is a norm whatever its operands)."""
+    return bool(skips) and all(s.reason in NOT_A_NORM and s.op != "stablehlo.batch_norm_inference" for s in skips)
 
 
 def _norm_dict(norm: Norm) -> dict:

@@ -180,3 +180,31 @@ def test_a_bias_add_in_its_final_form_is_no_norm_left():
 
     _, report = stablehlo_bnfold.fold_batch_norm(FINAL_FORM_BIAS_ADD_READ_TWICE, with_report=True)
     assert report.skips == () and str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"
+
+
+SQUEEZE_EXCITE_GATE = """
+func.func @main(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1, 2] : (tensor<1x4x4x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %gate = stablehlo.logistic %sum : tensor<1x2xf32>
+  %gb = stablehlo.broadcast_in_dim %gate, dims = [0, 3] : (tensor<1x2xf32>) -> tensor<1x4x4x2xf32>
+  %gated = stablehlo.multiply %c, %gb : tensor<1x4x4x2xf32>
+  return %gated : tensor<1x4x4x2xf32>
+}
+"""
+
+
+def test_a_squeeze_excite_gate_is_no_norm_left_but_says_why_at_the_op():
+    # The gate is a per-channel value computed from the data, not a parameter: no norm
+    # (MobileNetV3Small's nine gates read '9 left' with every batch norm folded).
+    import stablehlo_bnfold
+
+    _, report = stablehlo_bnfold.fold_batch_norm(SQUEEZE_EXCITE_GATE, with_report=True)
+    lines = report.to_text().splitlines()
+    assert str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"
+    assert len(lines) == 2 and "per-channel value is computed from the data" in lines[0], lines
+    data = json.loads(report.to_json())
+    assert data["norms"] == [] and data["summary"]["left"] == 0
+    assert [entry["op"] for entry in data["not_norms"]] == ["stablehlo.multiply"]
