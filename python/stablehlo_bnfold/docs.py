@@ -2,9 +2,9 @@
 
 The reference is generated from the code so that it cannot drift from it: the pass, its
 options and each pattern's identity and conditions (`passes.documentation`), the ops a
-per-channel scale and shift pass (`analysis/passage.py`'s identities), then every reason a
-candidate is left with, in the groups of `fold/reasons.py`, with its meaning where the
-constant has a docstring.
+per-channel scale and shift pass (`analysis/commuting.py`'s identities and a table of its
+rows, `TABLE`), then every reason a candidate is left with, in the groups of
+`fold/reasons.py`, with its meaning where the constant has a docstring.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import inspect
 
-from .analysis import passage
+from .analysis import commuting
 from .fold import reasons
 from .passes import documentation
 
-__all__ = ["passage_section", "reasons_section", "reference"]
+__all__ = ["commuting_table", "passage_section", "reasons_section", "reference"]
 
 _DEBUG_ONLY = "debug log only"
 """The group whose reasons say an op is no candidate: the report never prints them."""
@@ -29,18 +29,77 @@ def reference() -> str:
 
 def passage_section() -> str:
     """The identities by which a per-channel map passes the ops between a norm and a
-    linear op: `analysis/passage.py`'s module docstring, without its list of functions."""
-    doc = inspect.getdoc(passage) or ""
-    identities = doc.split("\n- `", 1)[0].strip()
+    linear op (`analysis/commuting.py`'s module docstring, up to its description of the
+    table), then the table of what passes what (`commuting_table`)."""
+    paragraphs = (inspect.getdoc(commuting) or "").split("\n\n")
+    end = next(i for i, text in enumerate(paragraphs) if text.startswith("`TABLE`"))
     return "\n".join([
         "## What a per-channel scale and shift pass",
         "",
         "Between a norm and its linear op (`fold_scale_through_relu` on the output side, the",
-        "input-side patterns forward), generated from `python/stablehlo_bnfold/analysis/passage.py`.",
+        "input-side patterns forward), generated from `python/stablehlo_bnfold/analysis/commuting.py`.",
         "",
-        identities,
+        "\n\n".join(paragraphs[1:end]),
         "",
+        commuting_table(),
     ])
+
+
+def commuting_table() -> str:
+    """One line per row of `analysis.commuting.TABLE`: the op kind and what it is (the row
+    constant's docstring), the ops it is written as, its identity, the scales that pass it
+    (s > 0 only, or any sign), how the shift passes, its refusals (reasons by constant),
+    the report's name for it and the directions that pass it (back: the output side;
+    forward: the input side)."""
+    lines = [
+        "Each row is one op kind, read by both directions: back (`fold_scale_through_relu`,",
+        "from a chain after the op into the linear op before it) and forward (the input-side",
+        "patterns, from a chain before the op into the linear ops after it). A shift passes",
+        "*as it is*, *as n * t* (n the elements a sum adds, where that is one number), *into",
+        "the bounds* (forward: a clamp's bounds move by it; back it stays behind), or *no*:",
+        "it stays as one add. The reasons are those of the list below.",
+        "",
+        "| op | what it is | written as | identity | scale | shift | refused | reported as | passed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    names = {id(getattr(reasons, name)): name for name in reasons.__all__}
+    docs = _row_docs()
+    for constant, row in ((name, getattr(commuting, name)) for name in docs):
+        refused = [f"`{names[id(reason)]}`" for reason in row.refusals]
+        refused += [f"forward: `{names[id(reason)]}`" for reason in row.forward_refusals]
+        if row.users is not None:
+            refused.append(f"back: `{names[id(row.users)]}`")
+        if row.negative is not None:
+            refused.append(f"forward, s < 0: `{names[id(row.negative)]}`")
+        cells = [
+            row.kind, docs[constant], ", ".join(f"`{op.OPERATION_NAME}`" for op in row.ops),
+            f"`{row.identity}`", "s > 0" if row.positive else "any", row.shift,
+            ", ".join(refused), f"`{row.name}`", _directions(row),
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _directions(row: commuting.Row) -> str:
+    """The directions that pass `row`'s ops."""
+    if row.down is None:
+        return "forward"
+    return "both (back: the last op only)" if row.last else "both"
+
+
+def _row_docs() -> dict[str, str]:
+    """{constant name: its docstring on one line} for each `NAME = Row(...)` of
+    `analysis/commuting.py`, in the order of `TABLE`."""
+    body = ast.parse(inspect.getsource(commuting)).body
+    found = {}
+    for index, node in enumerate(body):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            call = node.value.func
+            if isinstance(call, ast.Name) and call.id == "Row" and isinstance(node.targets[0], ast.Name):
+                following = body[index + 1] if index + 1 < len(body) else None
+                found[node.targets[0].id] = _docstring(following)
+    order = [row.kind for row in commuting.TABLE]
+    return dict(sorted(found.items(), key=lambda item: order.index(getattr(commuting, item[0]).kind)))
 
 
 def reasons_section() -> str:

@@ -48,11 +48,15 @@ def test_user_docs_cite_no_issue_numbers_or_commit_hashes():
         assert not re.search(r"`[0-9a-f]{7,40}`|\bcommit [0-9a-f]{7,40}\b", text), path.name
 
 
-def test_the_reference_says_what_a_scale_passes_from_the_passage_module():
-    from stablehlo_bnfold.analysis import passage
+def test_the_reference_says_what_a_scale_passes_from_the_commuting_table():
+    from stablehlo_bnfold.analysis import commuting
 
-    identities = passage.__doc__.split("\n- `", 1)[0].split("\n\n")[2].strip()
+    identities = commuting.__doc__.split("\n\n")[2].strip()
     assert identities.startswith("relu(v * s)") and identities in DOC.read_text()
+    lines = [line for line in DOC.read_text().splitlines() if line.startswith("| ")]
+    for row in commuting.TABLE:
+        found = [line for line in lines if line.startswith(f"| {row.kind} | ")]
+        assert len(found) == 1 and f"`{row.identity}`" in found[0], row.kind
 
 
 def test_the_readme_quotes_reasons_the_code_gives():

@@ -9,9 +9,11 @@ comes from. Nothing here creates IR.
 - `per_channel`: `per_channel_f64`, `per_channel_source`, `per_feature_block_f64`,
   `Narrow` (constants and expressions of them, seen through broadcasts, reshapes and
   converts, in float64);
-- `passage`: `passed_by`, `feature_below`, `data_operands`, `max_pool_refused` (the
-  relus, max-pools, zero pads, sums, transposes and reshapes a positive per-channel
-  scale passes).
+- `commuting`: `TABLE`, one row per op kind a per-channel map passes (relus, clamps,
+  leaky relus, max-pools, sum pools, sums, zero pads, transposes, reshapes, slices,
+  concatenates), read by both directions; `passed_by`, `feature_below`, `Passed`;
+- `passage`: what the rows name: `called_maximum`, `is_max_pool`, `max_pool_refused`,
+  `leaky_relu_data`, `called_relu6`, ... (how an op is each kind, and why one is refused).
 
 Import from the module that holds a name (`from ..analysis.layouts import linear_layout`);
 this package re-exports nothing.

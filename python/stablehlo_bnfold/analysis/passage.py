@@ -1,59 +1,25 @@
-"""The ops a positive per-channel scale passes unchanged: relu, leaky relu, clamp (its
-bounds moved), max-pool, zero padding, reductions over the other dimensions, transposes and
-reshapes that keep it whole.
+"""How an op may be each kind of op a per-channel map passes, and why one cannot be passed:
+the recognizers and refusal checks the rows of `analysis.commuting.TABLE` name (the table,
+the walks' API and the identities are there).
 
-For s > 0 per channel, element by element and exactly in every rounding mode,
-
-    relu(v * s) = max(v * s, 0) = max(v, 0) * s = relu(v) * s
-    maxpool(v * s) = maxpool(v) * s      (a window of one along the channels; its init
-                                          -inf, or every window holding an element
-                                          of v: `window_may_be_empty`)
-    maxpool(v + c) = maxpool(v) + c      (any c; the same windows)
-    pad(v * s, 0) = pad(v, 0) * s        (no padding along the channels)
-    leaky(v * s) = leaky(v) * s          (select(v >= 0, v, a * v), any a; up to
-                                          the rounding of a * v)
-    clamp(lo, v * s, hi) = clamp(lo / s, v, hi / s) * s   (up to the rounding of the
-                                          moved bounds; lo and hi swapped for s < 0)
-
-since multiplying by a positive number is monotonic and maps 0 to 0 (and -inf, the maximum's
-identity, to itself). A pad commutes with any s (0 * s = 0), and so does a sum over
-dimensions other than the channels' (a global average pool's `reduce` add, init 0: sum(v *
-s) = sum(v) * s, up to the rounding of the sum's terms), and a sum pool whose window is one
-channel wide (`reduce_window` add, init 0: an average pool before its divide; a shift passes
-it as n * t where no padding or base dilation puts the init value in a window, n the
-window's size), and the divide of one that excludes its padding by a count per position m
-computed from constants, the same for every channel ((v * s) / m = (v / m) * s; no shift
-passes it: t / m is not per-channel); a `reduce` maximum over them (a global max pool) is a
-max-pool. Both directions read these ops here: the output side (`patterns.through`: a scale
-moved back from a chain after them into the linear op before them) and the input side
-(`patterns.input_side`: a scale moved forward from a chain before them into the linear ops
-after them). The feature dimension keeps its size through each of them, and its index except
-where a `reduce` drops dimensions before it; a transpose and a reshape that keeps it whole
-(as many elements before it; with a symbolic batch, a dynamic reshape, as many after it)
-move it, and any per-channel map passes them, and torch-mlir's dynamic broadcast of a value
-onto its own shape; so it does a slice and a concatenate along the feature, channel by
-channel: a linear op after them meets the channels they keep, or the other operands' (scale
-1, shift 0), and a clamp, its bounds moved (below).
-
-- `data_operands`: how an op may be a relu (`maximum(v, 0)` or a call of one) or a
-  max-pool, as (data operand, the maximum's other operand);
-- `called_maximum`, `is_max_pool`, `max_pool_refused`, `window_may_be_empty`: the pieces
-  of that (where the scale passes a max-pool, the shift does too; both directions);
-- `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduced_elements`,
-  `divides_sum_pool_by_map`, `pool_divisor_refused`: a sum pool, its divide by a count
-  map and a `reduce` sum, why one cannot be passed, how many elements a shift meets in
-  one (both directions);
+- `called_maximum`, `is_max_pool`, `max_pool_refused`, `window_may_be_empty`: a relu
+  call, a max-pool and why the scale cannot pass one (where the scale passes a
+  max-pool, the shift does too); `relu_refused`: a maximum that is no relu;
+- `is_sum_pool`, `sum_pool_refused`, `sum_pool_taps`, `sum_reduce`, `reduce_body`,
+  `reduce_refused`, `reduced_elements`, `divides_sum_pool_by_map`,
+  `pool_divisor_refused`: a sum pool, its divide by a count map and a `reduce` sum or
+  maximum, why one cannot be passed, how many elements a shift meets in one;
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
-  v, a * v), inline or a call of one (both directions read it here);
+  v, a * v), inline or a call of one;
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
-  per channel (both directions); `activation_data`: the data of a clamp, relu6 call or
-  leaky relu; slices and concatenates map channel ranges (`Passed.picks`,
-  `sliced_channels`: the channels a slice keeps, both directions);
-- `passed_by`: whether an op that reads a value is one of them, along a feature, or
-  why it cannot be passed; `feature_below`: the feature below one;
+  per channel; `activation_data`: the data of a clamp, relu6 call or leaky relu;
+  `pad_refused`: a pad a scale would change; `sliced_channels`: the channels a slice
+  keeps; `identity_broadcast`: a dynamic broadcast onto its operand's own shape;
 - `called_body`, `read_callee_once`: the body of the function a call calls, and what a
-  pattern reads from it, looked up once a pass run inside
-  `callees_read_once`.
+  pattern reads from it, looked up once a pass run inside `callees_read_once`.
+
+`Passed`, `passed_by`, `feature_below` and `PASSAGE_OPS` are `analysis.commuting`'s, read
+here too for the callers of this module's earlier API.
 """
 
 from __future__ import annotations
@@ -61,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from functools import cache
 from typing import TypeVar
 
 import ml_dtypes
@@ -79,8 +45,6 @@ from .shapes import broadcasts_onto_own_shape
 from .users import single_user
 
 __all__ = [
-    "PASSAGE_OPS",
-    "Passed",
     "activation_data",
     "argument_number",
     "binary_body",
@@ -92,19 +56,20 @@ __all__ = [
     "callees_read_once",
     "clamp_bound_f64",
     "read_callee_once",
-    "data_operands",
     "divides_sum_pool_by_map",
-    "feature_below",
     "identity_broadcast",
     "is_max_pool",
     "is_sum_pool",
     "leaky_relu_data",
     "max_pool_refused",
-    "passed_by",
+    "pad_refused",
     "pool_divisor_refused",
     "pure_callee",
     "read_once_a_run",
+    "reduce_body",
+    "reduce_refused",
     "reduced_elements",
+    "relu_refused",
     "sliced_channels",
     "sum_pool_refused",
     "sum_pool_taps",
@@ -112,181 +77,17 @@ __all__ = [
     "window_may_be_empty",
 ]
 
-PASSAGE_OPS = (
-    stablehlo.MaxOp,
-    func.CallOp,
-    stablehlo.ReduceWindowOp,
-    stablehlo.PadOp,
-    stablehlo.ReduceOp,
-    stablehlo.ReshapeOp,
-    stablehlo.TransposeOp,
-    stablehlo.SelectOp,
-    stablehlo.ClampOp,
-    stablehlo.SliceOp,
-    stablehlo.ConcatenateOp,
-    stablehlo.DynamicReshapeOp,
-    stablehlo.DynamicBroadcastInDimOp,
-    stablehlo.DivOp,
-)
-"""The op classes `passed_by` may pass (a call only when it calls a relu, a leaky relu or
-a relu6, a select only when it is a leaky relu, a dynamic broadcast only onto its
-operand's own shape: `identity_broadcast`, a divide only when it is an average pool's by
-a count map)."""
+_FROM_TABLE = ("PASSAGE_OPS", "Passed", "feature_below", "passed_by")
 
 
-@dataclass(frozen=True)
-class Passed:
-    """An op a positive per-channel scale passes, read through its operand `data`: a relu
-    (`zero` the maximum's other operand), a max-pool (`takes_max`), a leaky relu
-    (`leaky`), a clamp (`bounds`), a zero pad or a sum (`zero` None). `feature` is the
-    feature dimension of its result. A sum passes a per-channel shift too, times the
-    number of elements it adds (`shift_factor`, when the dimensions it reduces are
-    static): sum(v + t) = sum(v) + n * t; a max-pool passes it as it is (`shift_factor`
-    1): maxpool(v + t) = maxpool(v) + t; a clamp passes any per-channel map when its
-    bounds move: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c
-    for s > 0 (the bounds swapped for s < 0). A slice and a concatenate pass any
-    per-channel map, channel by channel: `picks` holds, for each channel of the result,
-    the channel of `data` it holds, or -1 where another operand of a concatenate supplies
-    it (that operand's map is the identity: scale 1, shift 0); None where the channels
-    are `data`'s own. `shift_before` is what a shift is multiplied by on the way to the
-    op, and `chain_channels` the chain's channel each channel of its result holds (-1:
-    none; None: the chain's own), both set by the walk that reaches it."""
+def __getattr__(name: str):
+    """`analysis.commuting`'s names this module held before the table (it reads this
+    module: imported on first use)."""
+    if name in _FROM_TABLE:
+        from . import commuting
 
-    op: ir.OpView
-    data: ir.Value
-    zero: ir.Value | None
-    feature: int
-    takes_max: bool = False
-    shift_factor: float | None = None
-    leaky: bool = False
-    bounds: tuple[np.ndarray, np.ndarray] | None = None
-    """A clamp's lower and upper bounds, per channel in float64 (a relu6 call's too)."""
-    shift_before: float = 1.0
-    picks: np.ndarray | None = None
-    chain_channels: np.ndarray | None = None
-
-    @property
-    def is_relu(self) -> bool:
-        return self.zero is not None
-
-    @property
-    def name(self) -> str:
-        """The op as the report names it: a relu, a maximum or a call of one, is
-        `stablehlo.maximum`; a leaky relu, a select or a call of one, `stablehlo.select`."""
-        if self.leaky:
-            return "stablehlo.select"
-        if self.bounds is not None:
-            return "stablehlo.clamp"
-        return "stablehlo.maximum" if self.is_relu else self.op.operation.name
-
-
-def data_operands(op: ir.OpView) -> list[tuple[ir.Value, ir.Value | None]]:
-    """(data operand, the maximum's other operand) for each way `op` may be a relu or a
-    max-pool (whose other operand is None); empty for any other op."""
-    if isinstance(op, stablehlo.MaxOp):
-        return [(op.lhs, op.rhs), (op.rhs, op.lhs)]
-    if isinstance(op, func.CallOp):
-        called = called_maximum(op)
-        return [] if called is None else [called]
-    if isinstance(op, stablehlo.ReduceWindowOp) and is_max_pool(op):
-        return [(op.inputs[0], None)]
-    return []
-
-
-def passed_by(op: ir.OpView, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
-    """`op`, which reads `value`, as an op a positive per-channel scale along `feature`
-    (of `channels` channels) passes: a relu whose data is `value` and whose other operand
-    is zero, a max-pool of `value` (`max_pool_refused`; the shift as it is), a leaky
-    relu of `value` (`leaky_relu_data`; `op` may be
-    its compare or multiply), a clamp of `value` with constant bounds or a call of a relu6
-    (`called_relu6`), a slice of `value`, a concatenate of `value` with others along
-    `feature`, a sum pool of `value` (`sum_pool_refused`; any sign, the shift times
-    `sum_pool_taps`), its divide by a count map (`pool_divisor_refused`; any sign, no
-    shift), a pad of `value` with zero padding and none along `feature`, or a `reduce` add
-    (from 0) or maximum (from -inf or the lowest value; the shift as through a max-pool)
-    of `value` over other dimensions, a transpose or reshape (static or dynamic) of
-    `value` that keeps `feature` whole, or a dynamic broadcast of `value` onto its own
-    shape (`identity_broadcast`). The reason when `op` is one of these kinds reading
-    `value` but cannot be passed; None when it is none of them.
-
-    >>> passed_by(maximum_op, chain_result, feature=3, channels=8)   # doctest: +SKIP
-    Passed(op=<maximum>, data=chain_result, zero=<the zero>, feature=3)
-    """
-    if isinstance(op, stablehlo.PadOp):
-        return _pad(op, value, feature)
-    if isinstance(op, stablehlo.ClampOp):
-        return _clamp(op, value, feature, channels)
-    if isinstance(op, stablehlo.SliceOp):
-        return _slice(op, value, feature, channels)
-    if isinstance(op, stablehlo.ConcatenateOp):
-        return _concatenate(op, value, feature)
-    if isinstance(op, stablehlo.ReduceOp):
-        return _reduce(op, value, feature)
-    if (
-        isinstance(op, stablehlo.DivOp) and op.lhs == value and op.rhs != value
-        and divides_sum_pool_by_map(op)
-    ):
-        # (pool(v) * s) / m = (pool(v) / m) * s; t / m is not per-channel: no shift passes.
-        refused = pool_divisor_refused(op.rhs, feature)
-        return refused if refused is not None else Passed(op, value, None, feature)
-    if isinstance(op, stablehlo.ReduceWindowOp) and is_sum_pool(op) and op.inputs[0] == value:
-        # pool(v * s + t) = pool(v) * s + n * t, n the taps each window reads (no padding).
-        refused = sum_pool_refused(op, feature)
-        if refused is not None:
-            return refused
-        return Passed(op, value, None, feature, shift_factor=sum_pool_taps(op))
-    if isinstance(op, _DATA_MOVEMENT) and op.operand == value:
-        # Data movement: a shift passes it as it is.
-        above = _feature_above(op, feature)
-        return reasons.RESHAPE_SPLITS_FEATURE if above is None else Passed(op, value, None, above, False, 1.0)
-    if isinstance(op, stablehlo.DynamicBroadcastInDimOp) and op.operand == value and identity_broadcast(op):
-        # torch-mlir's broadcast of a value onto its own shape (a symbolic batch): the identity.
-        return Passed(op, value, None, feature, False, 1.0)
-    for data, zero in data_operands(op):
-        if data != value or (zero is not None and zero == value):
-            continue
-        if zero is None:
-            refused = max_pool_refused(op, feature)
-            if refused is not None:
-                return refused
-            # maxpool(v + c) = maxpool(v) + c: every window holds v, or its padding is -inf.
-            return Passed(op, data, None, feature, True, 1.0)
-        zeros = per_channel_f64(zero, feature, channels)
-        if zeros is None or np.any(zeros):
-            return reasons.MAXIMUM_NOT_RELU
-        return Passed(op, data, zero, feature)
-    if isinstance(op, func.CallOp):
-        relu6 = called_relu6(op)
-        if relu6 is not None and relu6[0] == value:
-            bounds = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
-            return Passed(op, value, None, feature, shift_factor=1.0, bounds=bounds)
-    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp, stablehlo.SelectOp, func.CallOp)):
-        leaky = _leaky_relu_of(op, value)
-        if leaky is not None:
-            # leaky(v * s) = leaky(v) * s for s > 0, any a: the sign of v * s is v's.
-            return Passed(leaky, value, None, feature, leaky=True)
-    return None
-
-
-def feature_below(op: ir.OpView, feature: int) -> int | None:
-    """The dimension of `op`'s data operand that its result's dimension `feature` comes
-    from: the same, except below a `reduce`, whose result keeps the operand's dimensions
-    that it does not reduce, in order, a transpose, and a reshape (static or dynamic)
-    that keeps it whole (None where it does not)."""
-    if isinstance(op, stablehlo.TransposeOp):
-        return dimensions(op.permutation)[feature]
-    if isinstance(op, (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp)):
-        return _whole(op.result, op.operand, feature)
-    if not isinstance(op, stablehlo.ReduceOp):
-        return feature
-    reduced = set(dimensions(op.dimensions))
-    kept = [d for d in range(ir.RankedTensorType(op.inputs[0].type).rank) if d not in reduced]
-    return kept[feature]
-
-
-_DATA_MOVEMENT = (stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.DynamicReshapeOp)
-"""Ops that only move elements: any per-channel map passes them along a dimension they
-keep whole."""
+        return getattr(commuting, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp) -> bool:
@@ -294,100 +95,6 @@ def identity_broadcast(op: stablehlo.DynamicBroadcastInDimOp) -> bool:
     (`analysis.shapes.broadcasts_onto_own_shape`): torch-mlir's step before an elementwise
     op with a symbolic batch, which changes nothing."""
     return op.result.type == op.operand.type and broadcasts_onto_own_shape(op)
-
-
-def _feature_above(
-    op: stablehlo.ReshapeOp | stablehlo.TransposeOp | stablehlo.DynamicReshapeOp, feature: int
-) -> int | None:
-    """The dimension of `op`'s result that its operand's dimension `feature` becomes: a
-    transpose's, or a reshape's that keeps it whole; None where a reshape splits or merges
-    it with others."""
-    if isinstance(op, stablehlo.TransposeOp):
-        return dimensions(op.permutation).index(feature)
-    return _whole(op.operand, op.result, feature)
-
-
-def _whole(source: ir.Value, target: ir.Value, feature: int) -> int | None:
-    """The dimension of `target` (a reshape of `source`, or the other way round) that
-    holds `source`'s dimension `feature` whole: as many elements before it, and as many
-    in it, both static; None if there is none. With a dynamic dimension (a symbolic
-    batch, a dynamic reshape): as many elements after it, static, and as many in it
-    (static, or dynamic with as many elements before it, static): both hold the same
-    number of elements, so the same number before it too, and element i lies in the same
-    channel, (i // after) % size, on both sides."""
-    source_type, target_type = ir.RankedTensorType(source.type), ir.RankedTensorType(target.type)
-    if not (source_type.has_static_shape and target_type.has_static_shape):
-        return _whole_dynamic(source_type.shape, target_type.shape, feature)
-    before = int(np.prod(source_type.shape[:feature]))
-    size = source_type.shape[feature]
-    for d in range(target_type.rank):
-        if target_type.shape[d] == size and int(np.prod(target_type.shape[:d])) == before:
-            return d
-    return None
-
-
-def _whole_dynamic(source: list[int], target: list[int], feature: int) -> int | None:
-    """`_whole` where a shape has a dynamic dimension (negative in `source` and `target`)."""
-    size, after = source[feature], _static_elements(source[feature + 1:])
-    before = _static_elements(source[:feature])
-    if after is None or (size < 0 and before is None):
-        return None
-    for d in range(len(target)):
-        if target[d] != size or _static_elements(target[d + 1:]) != after:
-            continue
-        if size >= 0 or _static_elements(target[:d]) == before:
-            return d
-    return None
-
-
-def _static_elements(shape: list[int]) -> int | None:
-    """How many elements a block of dimensions holds; None when one is dynamic."""
-    return None if any(n < 0 for n in shape) else int(np.prod(shape, dtype=np.int64))
-
-
-def _reduce(op: stablehlo.ReduceOp, value: ir.Value, feature: int) -> Passed | Reason | None:
-    """A sum or maximum of `value` over dimensions other than `feature` as a passed op, or
-    why not: it reduces `feature`, or its init value is not the identity of its body
-    (0 for a sum, -inf or the lowest value for a maximum); None for another reduce."""
-    if len(op.inputs) != 1 or op.inputs[0] != value or len(op.results) != 1:
-        return None
-    body = binary_body(op.body, (stablehlo.AddOp, stablehlo.MaxOp))
-    if body is None:
-        return None
-    if feature in dimensions(op.dimensions):
-        return reasons.REDUCE_SPANS_FEATURE
-    init = uniform_f64(op.init_values[0])
-    if body is stablehlo.AddOp and init != 0:
-        return reasons.REDUCE_INIT_NOT_IDENTITY
-    if body is stablehlo.MaxOp and not _is_lowest(init, op.results[0]):
-        return reasons.REDUCE_INIT_NOT_IDENTITY
-    if body is stablehlo.MaxOp and init != -np.inf and not reduced_elements(op):
-        return reasons.POOL_LOWEST_SCALED  # an empty (or dynamic) size: the result is init
-    reduced = dimensions(op.dimensions)
-    below = sum(d < feature for d in reduced)
-    if body is stablehlo.MaxOp:
-        return Passed(op, value, None, feature - below, True, 1.0)
-    return Passed(op, value, None, feature - below, False, reduced_elements(op))
-
-
-def _clamp(clamp: stablehlo.ClampOp, value: ir.Value, feature: int, channels: int) -> Passed | Reason | None:
-    """A clamp of `value` as a passed op, its bounds per channel, or why not: a bound is
-    not a constant (scalar or per channel along `feature`)."""
-    if clamp.operand != value or value in (clamp.min, clamp.max):
-        return None
-    lower = clamp_bound_f64(clamp.min, feature, channels)
-    upper = clamp_bound_f64(clamp.max, feature, channels)
-    if lower is None or upper is None:
-        return reasons.CLAMP_BOUNDS_NOT_CONSTANT
-    return Passed(clamp, value, None, feature, shift_factor=1.0, bounds=(lower, upper))
-
-
-def _slice(op: stablehlo.SliceOp, value: ir.Value, feature: int, channels: int) -> Passed | None:
-    """A slice of `value` as a passed op: slice(v * s + t) = slice(v) * s' + t', s' and t'
-    the channels it keeps along `feature` (all of them when it slices other dimensions)."""
-    if op.operand != value:
-        return None
-    return Passed(op, value, None, feature, shift_factor=1.0, picks=sliced_channels(op, feature, channels))
 
 
 def sliced_channels(op: stablehlo.SliceOp, feature: int, channels: int) -> np.ndarray | None:
@@ -401,23 +108,6 @@ def sliced_channels(op: stablehlo.SliceOp, feature: int, channels: int) -> np.nd
     limit = dimensions(op.limit_indices)[feature]
     stride = dimensions(op.strides)[feature]
     return None if (start, limit, stride) == (0, channels, 1) else np.arange(start, limit, stride)
-
-
-def _concatenate(op: stablehlo.ConcatenateOp, value: ir.Value, feature: int) -> Passed | Reason | None:
-    """A concatenate of `value` with other values along `feature` as a passed op:
-    concat(v * s + t, w) = concat(v, w) * s' + t', s' and t' the chain's values on `value`'s
-    range of channels, 1 and 0 on the others (each operand that is `value` takes them);
-    or why not: it joins another dimension, where the other operands would meet the scale
-    too. None when no operand is `value` or a size along `feature` is dynamic."""
-    if not any(v == value for v in op.operands):
-        return None
-    sizes = [ir.RankedTensorType(v.type).shape[feature] for v in op.operands]
-    if any(n < 0 for n in sizes):
-        return None
-    if ir.IntegerAttr(op.dimension).value != feature:
-        return reasons.CONCAT_SPANS_OTHER_DIMENSION
-    picks = [np.arange(n) if v == value else np.full(n, -1) for v, n in zip(op.operands, sizes)]
-    return Passed(op, value, None, feature, shift_factor=1.0, picks=np.concatenate(picks))
 
 
 def activation_data(op: ir.OpView) -> ir.Value | None:
@@ -456,11 +146,9 @@ def _called_activation(function: func.FuncOp | None) -> tuple[int, int | None] |
     return (count, None) if _selects_last_three(block, returned) else None
 
 
-def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason | None:
-    """A pad of `value` as a passed op, or why not: its padding value is not zero (a
-    scale would change it), or it pads along `feature`."""
-    if pad.operand != value:
-        return None
+def pad_refused(pad: stablehlo.PadOp, feature: int) -> Reason | None:
+    """Why a per-channel map cannot pass `pad`: its padding value is not zero (a scale would
+    change it), or it pads along `feature`."""
     padding = uniform_f64(pad.padding_value)
     if padding is None or padding != 0:
         return reasons.PAD_NOT_ZERO
@@ -468,7 +156,16 @@ def _pad(pad: stablehlo.PadOp, value: ir.Value, feature: int) -> Passed | Reason
     along = [dimensions(getattr(pad, name))[feature] for name in names]
     if any(along):
         return reasons.PAD_SPANS_FEATURE
-    return Passed(pad, value, None, feature)
+    return None
+
+
+def relu_refused(zero: ir.Value, feature: int, channels: int) -> Reason | None:
+    """Why a maximum whose other operand is `zero` is no relu along `feature` (of
+    `channels` channels): `zero` is not a constant zero on every channel."""
+    zeros = per_channel_f64(zero, feature, channels)
+    if zeros is None or np.any(zeros):
+        return reasons.MAXIMUM_NOT_RELU
+    return None
 
 
 def is_max_pool(op: stablehlo.ReduceWindowOp) -> bool:
@@ -649,6 +346,33 @@ def reduced_elements(op: stablehlo.ReduceOp) -> float | None:
     return float(np.prod([shaped.shape[d] for d in reduced]))
 
 
+def reduce_body(op: stablehlo.ReduceOp) -> type | None:
+    """`stablehlo.AddOp` or `stablehlo.MaxOp` when `op` reduces one operand to one result
+    with a body that returns the add or maximum of its two arguments; else None."""
+    if len(op.inputs) != 1 or len(op.results) != 1:
+        return None
+    return binary_body(op.body, (stablehlo.AddOp, stablehlo.MaxOp))
+
+
+def reduce_refused(op: stablehlo.ReduceOp, feature: int) -> Reason | None:
+    """Why a per-channel map cannot pass `op`, a `reduce` add or maximum (`reduce_body`)
+    reading its data along `feature`: it reduces `feature`; its init value is not the
+    identity of its body (0 for a sum, -inf or the lowest value for a maximum); a maximum
+    from the lowest finite value over a size that may be zero (dynamic), whose result is
+    that value, not that value times s."""
+    if feature in dimensions(op.dimensions):
+        return reasons.REDUCE_SPANS_FEATURE
+    body = reduce_body(op)
+    init = uniform_f64(op.init_values[0])
+    if body is stablehlo.AddOp and init != 0:
+        return reasons.REDUCE_INIT_NOT_IDENTITY
+    if body is stablehlo.MaxOp and not _is_lowest(init, op.results[0]):
+        return reasons.REDUCE_INIT_NOT_IDENTITY
+    if body is stablehlo.MaxOp and init != -np.inf and not reduced_elements(op):
+        return reasons.POOL_LOWEST_SCALED
+    return None
+
+
 def _is_lowest(init: float | None, result: ir.Value) -> bool:
     """Whether `init` is the maximum's identity in `result`'s type: -inf, or the lowest
     finite value."""
@@ -739,11 +463,12 @@ def _read_body(
 
 def _fed_from_below(call: func.CallOp) -> bool:
     """Whether `call` has one result and an operand of its type computed by an op a fold
-    could pass (`_BELOW_A_RELU`)."""
+    could pass (`_below`)."""
     if len(call.results) != 1:
         return False
     result_type = call.results[0].type
-    return any(v.type == result_type and type(v.owner) in _BELOW for v in call.operands)
+    below = _below()
+    return any(v.type == result_type and type(v.owner) in below for v in call.operands)
 
 
 def callee_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
@@ -764,28 +489,20 @@ def _body(function: func.FuncOp | None) -> tuple[ir.Block, ir.Value, int] | None
     return block, returned[0], len(block.arguments)
 
 
-_BELOW_A_RELU = (
-    stablehlo.ConvolutionOp,
-    stablehlo.DotGeneralOp,
-    stablehlo.DotOp,
-    stablehlo.AddOp,
-    stablehlo.SubtractOp,
-    stablehlo.MulOp,
-    stablehlo.DivOp,
-    stablehlo.BatchNormInferenceOp,
-    stablehlo.ClampOp,
-    stablehlo.ConcatenateOp,
-    stablehlo.DynamicReshapeOp,
-    *PASSAGE_OPS,
-)
-"""What a relu's data may be computed by for a fold to pass it: a linear op or L + b (the
-output side), a per-feature affine op (the input side), or another op either side
-passes (`patterns.through` also a clamp, a concatenate and a dynamic reshape)."""
+@cache
+def _below() -> frozenset[type]:
+    """What a relu's data may be computed by for a fold to pass it: a linear op or L + b (the
+    output side), a per-feature affine op (the input side), or an op of a row of
+    `analysis.commuting.TABLE` (read on first use: that module reads this one); a set, for
+    `type(op) in`: `isinstance` against a tuple of OpView classes (nanobind types) costs
+    about 60 ns a class it is not, and `value.owner` is the registered class itself."""
+    from .commuting import PASSAGE_OPS
 
-_BELOW = frozenset(_BELOW_A_RELU)
-"""`_BELOW_A_RELU`, for `type(op) in`: `isinstance` against a tuple of OpView classes
-(nanobind types) costs about 60 ns a class it is not; `value.owner` is the registered
-class itself."""
+    return frozenset((
+        stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp, stablehlo.AddOp,
+        stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp, stablehlo.BatchNormInferenceOp,
+        *PASSAGE_OPS,
+    ))
 
 
 _callees: ContextVar[dict[tuple[str, int, ir.Attribute], object] | None] = ContextVar(
@@ -913,22 +630,6 @@ def leaky_relu_data(op: ir.OpView) -> ir.Value | None:
     if not (single_user(test) and single_user(otherwise)) or v.type != op.results[0].type:
         return None
     return v
-
-
-def _leaky_relu_of(op: ir.OpView, value: ir.Value) -> ir.OpView | None:
-    """The leaky relu of `value` (`leaky_relu_data`) that `op`, a reader of `value`, is or
-    is part of: `op` itself, or for an inline one's compare or multiply the select (or
-    `_where` call) that reads its result; else None."""
-    root = op
-    if isinstance(op, (stablehlo.CompareOp, stablehlo.MulOp)):
-        users = list(op.results[0].uses)
-        if len(users) != 1:
-            return None
-        root = users[0].owner
-    if not isinstance(root, (stablehlo.SelectOp, func.CallOp)):
-        return None
-    data = leaky_relu_data(root)
-    return root if data is not None and data == value else None
 
 
 def _selected(value: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value] | None:

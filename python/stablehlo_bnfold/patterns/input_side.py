@@ -148,17 +148,8 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.passage import (
-    PASSAGE_OPS,
-    Passed,
-    activation_data,
-    data_operands,
-    divides_sum_pool_by_map,
-    feature_below,
-    identity_broadcast,
-    is_sum_pool,
-    passed_by,
-)
+from ..analysis.commuting import PASSAGE_OPS, UP, Passed, bounds_forward, passed_by
+from ..analysis.passage import identity_broadcast
 from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -341,24 +332,18 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
 
 
-# The walk's and the declines' tests are `type(op) in` a set: `isinstance` against a
-# tuple of OpView classes (nanobind types) costs about 60 ns a class it is not, 0.45 us for
-# an add against the passage ops; `value.owner` is the registered class itself.
+# The walk's and the declines' tests are `type(op) in` a set or a dictionary (`UP`, the
+# rows of `analysis.commuting.TABLE` by op class): `isinstance` against a tuple of OpView
+# classes (nanobind types) costs about 60 ns a class it is not, 0.45 us for an add against
+# the passage ops; `value.owner` is the registered class itself.
 _PASSAGE = frozenset(PASSAGE_OPS)
-"""The ops `_chained` walks through."""
+"""The ops `_chained` walks through (`UP`'s classes)."""
 
 _WALKED = frozenset((*PASSAGE_OPS, *CHAIN_OPS))
 """The ops `_chained` walks to: through `_PASSAGE`, to `CHAIN_OPS`."""
 
 _CHAIN = frozenset(CHAIN_OPS)
 """The ops a chain may end at."""
-
-_MOVING = frozenset((
-    stablehlo.PadOp, stablehlo.ReshapeOp, stablehlo.TransposeOp, stablehlo.SliceOp,
-    stablehlo.DynamicReshapeOp, stablehlo.DynamicBroadcastInDimOp,
-))
-"""The ops of `_PASSAGE` with one operand, their data (a dynamic reshape's shape and a
-dynamic broadcast's are no data)."""
 
 
 def _may_start_chain(value: ir.Value) -> bool:
@@ -442,32 +427,19 @@ def _walked(
     # Every accessor is a call into the bindings (every linear op of a model comes here):
     # each op is read once, each operand only when the ones before it are not walked to.
     below, below_feature = value, feature
-    while type(op) in _PASSAGE:
-        kind = type(op)
-        if kind is stablehlo.MaxOp:
-            datas = op.operands  # `data_operands`: either side
-        elif kind in _MOVING:
-            if kind is stablehlo.DynamicBroadcastInDimOp and not identity_broadcast(op):
-                return None
-            datas = [op.operand]
-        elif kind is stablehlo.ConcatenateOp:
+    while True:
+        ups = UP.get(type(op))
+        if ups is None:
+            break
+        row, datas = ups[0][0], None
+        if row.joins:
             return _walked_operand(op, below_feature)
-        elif kind is stablehlo.ReduceOp:
-            datas = list(op.inputs) if len(op.inputs) == 1 else []
-        elif kind is stablehlo.ReduceWindowOp and is_sum_pool(op):
-            datas = [op.inputs[0]]
-        elif kind is stablehlo.DivOp:
-            if (
-                not divides_sum_pool_by_map(op) or feature is None
-                or _per_feature_divisor(op, below_feature)
-            ):
-                break  # a per-feature divide: a chain ends here
-            datas = [op.lhs]
-        else:
-            datas = [d for d, _ in data_operands(op)]
-            if not datas:
-                data = activation_data(op)  # a clamp, a select, or a call of another function
-                datas = [] if data is None else [data]
+        for row, up in ups:  # the first way up the op's rows find (`Row.up`)
+            datas = up(op, below_feature)
+            if datas is None or datas:
+                break
+        if datas is None:
+            break  # a per-feature divide: a chain ends here
         for data in datas:
             owner = data.owner
             if type(owner) in _WALKED and (
@@ -478,21 +450,13 @@ def _walked(
                 break
         else:
             return None
-        # (A maximum keeps every dimension; along any feature, none is mapped.)
-        if kind is not stablehlo.MaxOp and feature is not None:
-            below_feature = feature_below(op, below_feature)
+        # (`Row.below` None: the op keeps every dimension; along any feature, none is mapped.)
+        if row.below is not None and feature is not None:
+            below_feature = row.below(op, below_feature)
             if below_feature is None:
                 return None
         below, op = data, owner
     return None if below is value else (below, op, below_feature)
-
-
-def _per_feature_divisor(divide: stablehlo.DivOp, feature: int) -> bool:
-    """Whether `divide`'s divisor is a per-feature value along `feature` (a constant, or a
-    narrow value broadcast, that varies along no other dimension): a step of a chain, not
-    an average pool's count per position, even right after a sum pool."""
-    channels = ir.RankedTensorType(divide.result.type).shape[feature]
-    return per_channel(divide.rhs, feature, channels, True) is not None
 
 
 def _walked_operand(concat: stablehlo.ConcatenateOp, feature: int) -> tuple[ir.Value, ir.OpView, int] | None:
@@ -1064,24 +1028,19 @@ def _vector_ops(value: PerChannel) -> int:
 def _moved_clamps(
     passed: list[Passed], scale: np.ndarray, shift: np.ndarray | None
 ) -> tuple[tuple[Passed, np.ndarray, np.ndarray], ...] | None:
-    """Each clamp of `passed` with its bounds moved, or None when a finite one is not
-    finite in the clamp's element type. The clamp read v * s + c, c the `shift` times
-    what the sums before it added (none when the shift stays in front or is zero), and
-    reads v after the fold: clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) /
-    s) * s + c for s > 0, and with the bounds swapped for s < 0 (v * s >= lo iff v <= lo
-    / s), exactly up to the bounds' rounding; infinite bounds stay infinite. The swap
-    holds only for lo <= hi: StableHLO's clamp is min(max(v, lo), hi), hi everywhere where
-    lo > hi, so such a lower bound is first lowered to hi, which computes the same."""
+    """Each clamp of `passed` with its bounds moved (`analysis.commuting.bounds_forward`:
+    clamp(lo, v * s + c, hi) = clamp((lo - c) / s, v, (hi - c) / s) * s + c for s > 0,
+    swapped for s < 0), rounded, or None when a finite one is not finite in the clamp's
+    element type. The clamp read v * s + c, c the `shift` times what the sums before it
+    added (none when the shift stays in front or is zero), and reads v after the fold,
+    exactly up to the bounds' rounding; infinite bounds stay infinite."""
     clamps = []
     for p in passed:
         if p.bounds is None:
             continue
         s = _taken(scale, p.chain_channels, 1.0)
         c = 0.0 if shift is None else _taken(shift, p.chain_channels, 0.0) * p.shift_before
-        lo, hi = p.bounds
-        with np.errstate(all="ignore"):
-            lower, upper = ((bound - c) / s for bound in (np.minimum(lo, hi), hi))
-        lower, upper = np.where(s < 0, upper, lower), np.where(s < 0, lower, upper)
+        lower, upper = bounds_forward(p.bounds, s, c)
         dtype = float_dtype(ir.RankedTensorType(p.op.results[0].type).element_type)
         rounded = [_rounded_bound(dtype, bound) for bound in (lower, upper)]
         if rounded[0] is None or rounded[1] is None:
@@ -1169,12 +1128,12 @@ def _passage_refused_in_graph(
     passed: list[Passed], scale: PerChannel, shift: PerChannel, no_shift: bool
 ) -> Reason | None:
     """Why a scale or shift the graph computes (not both constants) cannot move forward
-    across the `passed` ops: a scale of unknown sign meets an op that takes a maximum
-    (relu, max-pool, leaky relu, clamp); a slice or concatenate would lay the values over
+    across the `passed` ops: a scale of unknown sign meets an op only a positive scale
+    passes (`Row.positive`: a relu, max-pool, leaky relu or clamp); a slice or concatenate would lay the values over
     its channels; a shift would be multiplied by what a sum adds up, or move a clamp's
     bounds. Pads, transposes, reshapes, sums and count map divides take any scale, of any
     sign: pad(v * s, 0) = pad(v, 0) * s, sum(v * s) = sum(v) * s."""
-    if not isinstance(scale, np.ndarray) and any(_takes_max(p) for p in passed):
+    if not isinstance(scale, np.ndarray) and any(p.row.positive for p in passed):
         return reasons.SCALE_NOT_CONSTANT
     if any(p.picks is not None for p in passed):
         return reasons.PICKS_NOT_CONSTANT
@@ -1184,12 +1143,6 @@ def _passage_refused_in_graph(
         if any(p.shift_factor not in (None, 1.0) for p in passed):
             return reasons.SUM_NOT_CONSTANT
     return None
-
-
-def _takes_max(p: Passed) -> bool:
-    """Whether the passed op takes a maximum (or a minimum): a relu, max-pool, leaky relu
-    or clamp, which a scale passes by its sign."""
-    return p.is_relu or p.takes_max or p.leaky or p.bounds is not None
 
 
 def _passage_refused(

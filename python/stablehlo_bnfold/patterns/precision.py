@@ -47,7 +47,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.passage import feature_below
+from ..analysis.commuting import feature_below
 from ..analysis.users import single_user
 from ..constants import constant_attr, float_dtype
 from ..fold import reasons

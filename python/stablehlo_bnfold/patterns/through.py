@@ -110,24 +110,10 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.passage import called_leaky_relu as _called_leaky_relu
-from ..analysis.passage import called_relu6 as _called_relu6
-from ..analysis.passage import clamp_bound_f64 as _bound_f64
-from ..analysis.passage import data_operands as _data_operands
-from ..analysis.passage import divides_sum_pool_by_map as _divides_sum_pool_by_map
-from ..analysis.passage import feature_below as _feature_below
-from ..analysis.passage import is_sum_pool as _is_sum_pool
-from ..analysis.passage import max_pool_refused as _max_pool_refused
-from ..analysis.passage import pool_divisor_refused as _divisor_refused
-from ..analysis.passage import reduced_elements as _reduced_elements
-from ..analysis.passage import sliced_channels as _sliced_channels
-from ..analysis.passage import sum_pool_refused as _sum_pool_refused
-from ..analysis.passage import sum_pool_taps as _sum_pool_taps
-from ..analysis.passage import sum_reduce as _sum_reduce
-from ..analysis.per_channel import per_channel_f64, uniform_f64
+from ..analysis.commuting import DOWN, SHIFT_AS_IS, SHIFT_NONE, SLICE, Passed, bounds_back, data_down, feature_below
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
-from ..constants import dimensions, float_dtype, round_to
+from ..constants import float_dtype, round_to
 from ..fold import reasons
 from ..fold.affine_map import (
     CHAIN_OPS,
@@ -232,7 +218,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     picks = _picked_channels(passed, features)
     if isinstance(picks, Reason):
         return rw.skip(top, picks)
-    refused = _passage_refused(passed, features, channels, linear)
+    refused = _passage_refused(passed, features, channels, linear, above.linear_feature)
     if refused is not None:
         return rw.skip(top, refused)
     bounds = _clamp_bounds(passed, features, channels)
@@ -240,13 +226,13 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         return rw.skip(top, bounds)
     shared = next((step for step in passed if not single_user(step.op.results[0])), None)
     if shared is not None:
-        return rw.skip(top, _users_reason(shared))
+        return rw.skip(top, shared.row.users)
     linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
     found = bias_and_weights(linear, above.linear_feature, linear_channels, rw.fold_weight_arguments)
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
-    parts = _concat_parts(passed[0].op, above.linear_feature) if isinstance(passed[0].op, stablehlo.ConcatenateOp) else []
+    parts = _concat_parts(passed[0].op, above.linear_feature) if passed[0].row.joins else []
     if isinstance(parts, str):
         return rw.skip(top, parts)
     kinds = _Kinds.of(passed)
@@ -273,7 +259,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         through=tuple(step.op for step in passed), after=None if into_bias is not None else shift,
         after_feature=feature, after_reason=kept,
         moved=tuple(moved.get(i) for i in range(len(passed))) if moved else (),
-        names=tuple(_name(step) for step in passed), larger_weights=rw.fold_larger_weight_arguments,
+        names=tuple(step.name for step in passed), larger_weights=rw.fold_larger_weight_arguments,
     )
     if isinstance(plan, Reason):
         return rw.skip(top, plan)
@@ -283,7 +269,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
         return build(replace(plan, parts=tuple(others)), rw)
 
 
-def _candidate(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear, _Above, PerChannel, PerChannel] | Reason:
+def _candidate(root: ir.OpView) -> tuple[tuple[Passed, ...], BiasedLinear, _Above, PerChannel, PerChannel] | Reason:
     """(P's ops, L or L + b, the chain above, its scale and shift) where `root` starts a
     candidate (the docstring's first conditions, in order), else why it is none: an element
     type not f16, bf16, f32 or f64; no path down to L through ops P may hold; no chain
@@ -306,18 +292,19 @@ def _candidate(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear, _Abo
 
 
 def _passage_refused(
-    passed: tuple[_Passed, ...], features: list[int], channels: int, linear: BiasedLinear
+    passed: tuple[Passed, ...], features: list[int], channels: int, linear: BiasedLinear, linear_feature: int
 ) -> Reason | None:
     """Why P cannot be passed (the docstring's conditions on P's ops, in order): a maximum
-    that is no relu, or whose zero's shape is read from L; a dynamic reshape whose shape is
-    read from L or below; a max-pool or sum pool that refuses the scale; a sum from a
-    value other than 0; a divisor that is no count map."""
+    that is no relu (its row's refusal), or whose zero's shape is read from L; a dynamic
+    reshape whose shape is read from L or below; an op its row refuses (`Row.refused`, in
+    P's order: a max-pool or sum pool that refuses the scale, a sum from a value other than
+    0, a divisor that is no count map), along the feature of its data."""
     for i, step in enumerate(passed):
         if step.zero is None:
             continue
-        zeros = per_channel_f64(step.zero, features[i], channels)
-        if zeros is None or np.any(zeros):
-            return reasons.MAXIMUM_NOT_RELU
+        refused = step.row.refused(step.op, step.zero, features[i], channels)
+        if refused is not None:
+            return refused
         if shape_read_from_chain(step.zero, linear, tuple(p.op.results[0] for p in passed[:i])):
             return reasons.ZERO_SHAPE_FROM_LINEAR
     for i, step in enumerate(passed):
@@ -325,64 +312,55 @@ def _passage_refused(
             step.op.output_shape, linear, passed[:i]
         ):
             return reasons.RESHAPE_SHAPE_FROM_LINEAR
+    below = (linear_feature, *features)
     for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.ReduceWindowOp):
-            refusal = _sum_pool_refused if _is_sum_pool(step.op) else _max_pool_refused
-            refused = refusal(step.op, features[i])
-            if refused is not None:
-                return refused
-        elif isinstance(step.op, stablehlo.ReduceOp) and uniform_f64(step.op.init_values[0]) != 0:
-            return reasons.REDUCE_INIT_NOT_IDENTITY
-        elif isinstance(step.op, stablehlo.DivOp):
-            refused = _divisor_refused(step.op.rhs, features[i])
+        if step.zero is None and step.row.refused is not None:
+            refused = step.row.refused(step.op, None, below[i], channels)
             if refused is not None:
                 return refused
     return None
 
 
 def _clamp_bounds(
-    passed: tuple[_Passed, ...], features: list[int], channels: int
+    passed: tuple[Passed, ...], features: list[int], channels: int
 ) -> dict[int, tuple[np.ndarray, np.ndarray]] | Reason:
-    """Each clamp's (or relu6 call's) bounds per channel in float64, by its place in P;
-    `CLAMP_BOUNDS_NOT_CONSTANT` where a bound is not a constant."""
+    """Each clamp's (or relu6 call's) bounds per channel in float64 (`Row.bounds`), by its
+    place in P; `CLAMP_BOUNDS_NOT_CONSTANT` where a bound is not a constant."""
     bounds = {}
     for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.ClampOp):
-            lower = _bound_f64(step.op.min, features[i], channels)
-            upper = _bound_f64(step.op.max, features[i], channels)
-            if lower is None or upper is None:
-                return reasons.CLAMP_BOUNDS_NOT_CONSTANT
-            bounds[i] = (lower, upper)
-        elif isinstance(step.op, func.CallOp) and step.zero is None:
-            relu6 = _called_relu6(step.op)
-            if relu6 is not None:
-                bounds[i] = (np.full(channels, relu6[1]), np.full(channels, relu6[2]))
+        if step.row.bounds is not None:
+            found = step.row.bounds(step.op, features[i], channels)
+            if isinstance(found, Reason):
+                return found
+            bounds[i] = found
     return bounds
 
 
 @dataclass(frozen=True)
 class _Kinds:
-    """What kinds of ops P holds, which decide what passes: only data movement and
-    selection (`moving_only`), only reshapes and transposes (`only_moved`), only linear
-    ops (`linear_only`), its max-pools (`maxima`), whether a shift passes every op
-    (`shifting`), and whether one is a slice (`sliced`)."""
+    """What kinds of ops P holds (their rows in `analysis.commuting.TABLE`), which decide
+    what passes: only data movement and selection (`moving_only`), only reshapes and
+    transposes (`only_moved`), only linear ops, which take a scale of any sign
+    (`linear_only`), an op whose result is smaller than L's, a slice or a max-pool
+    (`smaller`), whether a shift may pass every op (`shifting`: the linear ops and those a
+    shift passes as it is), and whether one is a slice (`sliced`)."""
 
     moving_only: bool
     only_moved: bool
     linear_only: bool
-    maxima: list
+    smaller: bool
     shifting: bool
     sliced: bool
 
     @classmethod
-    def of(cls, passed: tuple[_Passed, ...]) -> _Kinds:
+    def of(cls, passed: tuple[Passed, ...]) -> _Kinds:
         return cls(
-            moving_only=all(isinstance(step.op, (*_MOVING, *_SELECTING)) for step in passed),
-            only_moved=all(isinstance(step.op, _MOVING) for step in passed),
-            linear_only=all(_is_linear(step) for step in passed),
-            maxima=[step.op for step in passed if _is_max_pool_step(step)],
-            shifting=all(_is_linear(step) or _is_max_pool_step(step) for step in passed),
-            sliced=any(isinstance(step.op, stablehlo.SliceOp) for step in passed),
+            moving_only=all(step.row.moves or step.row.picks is not None for step in passed),
+            only_moved=all(step.row.moves for step in passed),
+            linear_only=all(not step.row.positive for step in passed),
+            smaller=any(step.row.smaller for step in passed),
+            shifting=all(not step.row.positive or step.row.shift == SHIFT_AS_IS for step in passed),
+            sliced=any(step.row is SLICE for step in passed),
         )
 
 
@@ -413,7 +391,7 @@ def _values_refused(
 
 
 def _placed_shift(
-    passed: tuple[_Passed, ...], kinds: _Kinds, linear: BiasedLinear, parts: list[_Part], shift: np.ndarray
+    passed: tuple[Passed, ...], kinds: _Kinds, linear: BiasedLinear, parts: list[_Part], shift: np.ndarray
 ) -> tuple[np.ndarray | None, Reason | None]:
     """Where the shift t goes: into the biases (t / n, n the elements each sum adds), or
     nowhere (None), staying behind P, and why. A sum or a slice makes its result smaller
@@ -422,10 +400,12 @@ def _placed_shift(
     shift too (maxpool(v + t) = maxpool(v) + t: each window holds an element of v, or its
     padding is -inf); its result is smaller than L's."""
     taps = _taps(passed) if kinds.shifting else None
-    smaller = taps is not None and (taps != 1.0 or kinds.sliced or bool(kinds.maxima))
+    smaller = taps is not None and (taps != 1.0 or kinds.smaller)
     kept = None
     if kinds.shifting and taps is None:
-        divided = any(isinstance(step.op, stablehlo.DivOp) for step in passed)
+        # (Of the ops a shift may pass back, a count map's divide passes none: t / m is
+        # not per-channel.)
+        divided = any(step.row.shift == SHIFT_NONE for step in passed)
         kept = reasons.SHIFT_KEPT_MAP if divided else reasons.SHIFT_KEPT_SUM
     elif smaller and not all(p.bias_add is not None for p in (linear, *(q.linear for q in parts))):
         kept, taps = reasons.COST_LARGER, None
@@ -498,16 +478,16 @@ def _concat_parts(concat: stablehlo.ConcatenateOp, feature: int) -> list[_Part] 
     return parts
 
 
-def _picked_channels(passed: tuple[_Passed, ...], features: list[int]) -> np.ndarray | Reason | None:
+def _picked_channels(passed: tuple[Passed, ...], features: list[int]) -> np.ndarray | Reason | None:
     """The channels of L that P's first op keeps when it is a slice of some of them (the
     chain's channel i is L's channel picks[i]); None when every op of P keeps all of L's
     channels; `SLICE_NOT_FIRST` when a later slice keeps some (the ops below it would
     meet channels the chain has no values for)."""
     picks = None
     for i, step in enumerate(passed):
-        if isinstance(step.op, stablehlo.SliceOp):
+        if step.row is SLICE:
             size = ir.RankedTensorType(step.op.operand.type).shape[features[i]]
-            kept = _sliced_channels(step.op, features[i], size)
+            kept = step.row.picks(step.op, step.data, features[i], size)
             if kept is not None:
                 if i > 0:
                     return reasons.SLICE_NOT_FIRST  # a slice of a slice too
@@ -528,33 +508,24 @@ def _spread(values: np.ndarray | None, picks: np.ndarray, channels: int, fill: f
 def _moved_bounds(
     bounds: dict[int, tuple[np.ndarray, np.ndarray]],
     scale: np.ndarray,
-    passed: tuple[_Passed, ...],
+    passed: tuple[Passed, ...],
     features: tuple[int, ...],
     element_type: ir.Type,
 ) -> dict[int, MovedOperands] | None:
-    """For each clamp of the ops passed (by position), its bounds times the scale (s > 0:
-    clamp(lo, v, hi) * s = clamp(lo * s, v * s, hi * s)), rounded to `element_type`, a
-    call of one (jax.nn.relu6) rebuilt as a clamp; None when one is not finite there."""
+    """For each clamp of the ops passed (by position), its bounds times the scale
+    (`analysis.commuting.bounds_back`, s > 0: clamp(lo, v, hi) * s = clamp(lo * s, v * s,
+    hi * s)), rounded to `element_type`, a call of one (jax.nn.relu6) rebuilt as a clamp;
+    None when one is not finite there."""
     moved = {}
     dtype = float_dtype(element_type)
-    for i, (lower, upper) in bounds.items():
+    for i, clamp_bounds in bounds.items():
         with np.errstate(all="ignore"):
-            values = [round_to(dtype, bound * scale) for bound in (lower, upper)]
+            values = [round_to(dtype, bound) for bound in bounds_back(clamp_bounds, scale)]
         if any(v is None for v in values):
             return None
         as_clamp = isinstance(passed[i].op, func.CallOp)
         moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])), as_clamp)
     return moved
-
-
-def _name(step: _Passed) -> str:
-    """How the report names `step`'s op: a relu (a maximum or a call of one) as
-    `stablehlo.maximum`, a call of a leaky relu as `stablehlo.select`."""
-    if isinstance(step.op, func.CallOp) and step.zero is not None:
-        return "stablehlo.maximum"
-    if isinstance(step.op, func.CallOp):
-        return "stablehlo.clamp" if _called_relu6(step.op) is not None else "stablehlo.select"
-    return step.op.operation.name
 
 
 def _scaled_bias(
@@ -569,135 +540,46 @@ def _scaled_bias(
     return per_channel_op(np.add, scaled, shift if whole else shift[channels], like)
 
 
-def _is_linear(step: _Passed) -> bool:
-    """Whether `step`'s op is linear, passing any per-channel scale, of any sign: a
-    reshape, transpose, concatenate, slice, sum pool, sum over other dimensions or a sum
-    pool's divide by a count map."""
-    if isinstance(step.op, (*_MOVING, *_SELECTING, stablehlo.ReduceOp, stablehlo.DivOp)):
-        return True  # (the only reduce `_passed_ops` walks is a sum, the only divide a pool's)
-    return isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op)
-
-
-def _taps(passed: tuple[_Passed, ...]) -> float | None:
+def _taps(passed: tuple[Passed, ...]) -> float | None:
     """How many elements of L's result each element of the last op of `passed` adds (the
-    sums' window sizes and reduced elements multiplied; 1 with none: a max-pool's maximum
-    takes one element, shifted); None where a sum
-    pool pads or dilates, or a reduced size is dynamic (the count is not one number)."""
+    sums' window sizes and reduced elements multiplied, `Row.factor`; 1 with none: a
+    max-pool's maximum takes one element, shifted); None where a sum pool pads or
+    dilates, a reduced size is dynamic (the count is not one number) or a count map
+    divides (t / m is not per-channel)."""
     taps = 1.0
     for step in passed:
-        if isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op):
-            count = _sum_pool_taps(step.op)
-        elif isinstance(step.op, stablehlo.ReduceOp):
-            count = _reduced_elements(step.op)
-        elif isinstance(step.op, stablehlo.DivOp):
-            count = None  # t / m is not per-channel
-        else:
-            continue
+        count = step.row.factor(step.op)
         if count is None:
             return None
         taps *= count
     return taps
 
 
-def _is_max_pool_step(step: _Passed) -> bool:
-    """Whether `step`'s op is a max-pool (a `reduce_window` maximum)."""
-    return isinstance(step.op, stablehlo.ReduceWindowOp) and not _is_sum_pool(step.op)
-
-
-def _users_reason(step: _Passed) -> Reason:
-    """Why `step`'s op cannot be rebuilt: its result has users besides the next op."""
-    if isinstance(step.op, _MOVING):
-        return reasons.MOVED_USERS
-    if isinstance(step.op, stablehlo.ReduceOp):
-        return reasons.REDUCE_USERS
-    if isinstance(step.op, stablehlo.ReduceWindowOp) and _is_sum_pool(step.op):
-        return reasons.SUM_POOL_USERS
-    if isinstance(step.op, stablehlo.DivOp):
-        return reasons.DIVIDE_USERS
-    if isinstance(step.op, stablehlo.ClampOp):
-        return reasons.CLAMP_USERS
-    if isinstance(step.op, func.CallOp) and step.zero is None:
-        return reasons.CLAMP_USERS if _called_relu6(step.op) is not None else reasons.LEAKY_RELU_USERS
-    if isinstance(step.op, stablehlo.ConcatenateOp):
-        return reasons.CONCAT_USERS
-    if isinstance(step.op, stablehlo.SliceOp):
-        return reasons.SLICE_USERS
-    return reasons.RELU_USERS if step.zero is not None else reasons.POOL_USERS
-
-
-@dataclass(frozen=True)
-class _Passed:
-    """An op the scale passes: a relu (`zero` the maximum's other operand) or any other
-    (`zero` None: a max-pool, clamp, leaky relu call, reshape, transpose, slice or concatenate);
-    `data` is the operand that reads the op below it, or L."""
-
-    op: ir.OpView
-    data: ir.Value
-    zero: ir.Value | None
-
-
-def _passed_ops(root: ir.OpView) -> tuple[tuple[_Passed, ...], BiasedLinear] | None:
+def _passed_ops(root: ir.OpView) -> tuple[tuple[Passed, ...], BiasedLinear] | None:
     """The ops from L or L + b up to `root` (the one reading L first) that the chain's
-    map passes (relus, max-pools, clamps, leaky relus, reshapes, transposes, slices, and
-    first a concatenate), and L or L + b (a concatenate's first operand that is one); None when
+    map passes back (`analysis.commuting.data_down`: relus, max-pools, clamps, leaky relu
+    calls, reshapes, transposes, slices, sums, and last a count map divide, first a
+    concatenate), and L or L + b (a concatenate's first operand that is one); None when
     `root` does not lead down to one through such ops."""
-    for data, zero in _data_operands(root) or _other_data_operands(root):
+    found = data_down(root)
+    if found is None:
+        return None
+    row, pairs = found
+    for data, zero in pairs:
         linear = biased_linear(data)
         if linear is not None:
-            return (_Passed(root, data, zero),), linear
+            return (Passed(root, data, zero, None, row),), linear
         below = data.owner
         # A concatenate reads its linear ops directly; the others are checked one by one
         # once the chain is known (`_concat_parts`).
-        if isinstance(below, _PASSABLE) and not isinstance(root, stablehlo.ConcatenateOp):
+        if type(below) in DOWN and not row.joins:
             found = _passed_ops(below)
             if found is not None:
-                return (*found[0], _Passed(root, data, zero)), found[1]
+                return (*found[0], Passed(root, data, zero, None, row)), found[1]
     return None
 
 
-_MOVING = (stablehlo.ReshapeOp, stablehlo.DynamicReshapeOp, stablehlo.TransposeOp)
-"""Ops that only move elements: they commute with any per-channel affine map whose
-feature dimension they keep whole, scale and shift alike."""
-
-_SELECTING = (stablehlo.ConcatenateOp, stablehlo.SliceOp)
-"""Ops that join or select ranges of elements: any per-channel map passes them, each
-channel's values to the linear op that computes it (1 and 0 on those a slice drops)."""
-
-_PASSABLE = (
-    stablehlo.MaxOp,
-    func.CallOp,
-    stablehlo.ReduceWindowOp,
-    stablehlo.ReduceOp,
-    stablehlo.ClampOp,
-    *_SELECTING,
-    *_MOVING,
-)
-"""The ops `_passed_ops` walks down through."""
-
-
-def _other_data_operands(op: ir.OpView) -> list[tuple[ir.Value, None]]:
-    """[(data operand, None)] for a reshape, transpose, clamp, slice, sum pool, sum over some
-    dimensions or a call of a leaky relu, one per operand of a concatenate; empty for any
-    other op."""
-    if isinstance(op, (*_MOVING, stablehlo.ClampOp, stablehlo.SliceOp)):
-        return [(op.operand, None)]
-    if isinstance(op, stablehlo.ReduceWindowOp):
-        return [(op.inputs[0], None)] if _is_sum_pool(op) else []
-    if isinstance(op, stablehlo.ReduceOp):
-        data = _sum_reduce(op)
-        return [] if data is None else [(data, None)]
-    if isinstance(op, stablehlo.DivOp):
-        return [(op.lhs, None)] if _divides_sum_pool_by_map(op) else []
-    if isinstance(op, stablehlo.ConcatenateOp):
-        return [(operand, None) for operand in op.operands]
-    if isinstance(op, func.CallOp):
-        relu6 = _called_relu6(op)
-        data = _called_leaky_relu(op) if relu6 is None else relu6[0]
-        return [] if data is None else [(data, None)]
-    return []
-
-
-def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passed, ...]) -> bool:
+def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[Passed, ...]) -> bool:
     """Whether the shape operand `shape` of a dynamic reshape is read from L, L + b or an
     op passed below it: the rebuilt reshape would keep them computed beside the new ones
     (torch-mlir's flatten reads its operand's dimension sizes)."""
@@ -706,7 +588,7 @@ def _shape_read_below(shape: ir.Value, linear: BiasedLinear, below: tuple[_Passe
     return any(v == c for v in shape_read_from(shape) for c in chain)
 
 
-def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int | None]:
+def _features(passed: tuple[Passed, ...], feature: int) -> tuple[list[int], int | None]:
     """The feature dimension of each op of `passed` (in its result), given `feature` in
     the last one's, and the one below the first (L's); None from the first reshape down
     that splits or merges it."""
@@ -716,7 +598,7 @@ def _features(passed: tuple[_Passed, ...], feature: int) -> tuple[list[int], int
         if below is None:
             return features, None
         features[i] = below
-        below = _feature_below(passed[i].op, below)
+        below = feature_below(passed[i].op, below)
     return features, below
 
 
@@ -742,7 +624,7 @@ class _Above:
     linear_feature: int | None
 
 
-def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[_Passed, ...]) -> _Above | None:
+def _chain_above(root: ir.OpView, linear: BiasedLinear, passed: tuple[Passed, ...]) -> _Above | None:
     """The longest per-channel affine chain (`affine_map.affine_chain`, parameters
     included) that reads `root` (the last op of `passed`) along a dimension `linear`'s
     weights produce, mapped down through `passed`; else along one a reshape splits or
