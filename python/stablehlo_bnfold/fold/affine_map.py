@@ -41,7 +41,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import LinearLayout, linear_layout
-from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source
+from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source, uniform_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense
 from . import reasons
@@ -65,6 +65,7 @@ __all__ = [
     "batch_norm_statistics",
     "bias_and_weights",
     "biased_linear",
+    "cancellation",
     "chain_bias",
     "computed_by_linear_op",
     "computed_from_constants",
@@ -889,6 +890,96 @@ class AffineChain:
             else:
                 shift = per_channel_op(step.ufunc, shift, step.c, like)
         return scale, shift
+
+
+def cancellation(affine: AffineChain) -> tuple[int, np.ndarray] | None:
+    """How far from zero a chain's statistics put its data against their spread: (the
+    index in `affine.steps` of the step that centres the data, |centre| / spread per
+    channel) for the innermost step that is a batch norm with constant statistics (centre
+    the mean, spread sqrt(variance + epsilon)) or a subtract of a constant m followed by a
+    multiply by rsqrt(v) (or by its product with other per-channel factors) or a divide
+    by sqrt(v) (centre m, spread sqrt(v)): (x - mean) * rsqrt(var + eps) * gamma + beta as
+    Flax, torch-mlir and Equinox write it. Both are read at the step's input, computed
+    from x by the constant steps below it as x * a + b (centre m - b). None for a chain
+    with neither (a LayerNorm's gamma and beta, a normalization by constants), or with a
+    step the graph computes below it.
+
+    Folded into a linear op after it, such a chain's terms x * s are |centre| / spread
+    times the norm's result, and the bias that cancels them as large: the layer's
+    rounding error grows with that ratio where the original subtracted the mean first."""
+    steps = affine.steps
+    below = np.zeros(affine.channels)  # b: the shift of the constant steps below
+    for index in range(len(steps) - 1, -1, -1):
+        step = steps[index]
+        if not step.constant:
+            return None
+        centred = _centred(step, steps[index - 1] if index else None, affine.channels)
+        if centred is not None:
+            with np.errstate(all="ignore"):
+                return index, np.abs(centred[0] - below) / centred[1]
+        below = below * step.s + step.t
+    return None
+
+
+def _centred(step: AffineStep, above: AffineStep | None, channels: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(centre, spread) per channel where `step` is a batch norm with constant statistics,
+    or a subtract of a constant that `above` divides by its spread (`_spread`)."""
+    op = step.op
+    if isinstance(op, stablehlo.BatchNormInferenceOp):
+        stats = batch_norm_statistics(op, fold_weight_arguments=False)
+        epsilon = float(ir.FloatAttr(op.epsilon).value)
+        return stats[2], np.sqrt(stats[3] + epsilon)
+    if not isinstance(op, stablehlo.SubtractOp) or above is None or not above.constant:
+        return None
+    spread = _spread(above, channels)
+    return None if spread is None else (-step.t, spread)
+
+
+def _spread(step: AffineStep, channels: int) -> np.ndarray | None:
+    """sqrt(v) where `step` multiplies by rsqrt(v) (alone or times other per-channel
+    factors: Flax's rsqrt(var + eps) * scale) or divides by sqrt(v), v a constant that
+    varies along one dimension at most and is positive; seen through broadcast_in_dim,
+    reshape and convert. None for any other step."""
+    op = step.op
+    if isinstance(op, stablehlo.MulOp):
+        root = _root(op.rhs if op.lhs == step.down else op.lhs, stablehlo.RsqrtOp, 2)
+    elif isinstance(op, stablehlo.DivOp) and op.lhs == step.down:
+        root = _root(op.rhs, stablehlo.SqrtOp, 0)
+    else:
+        return None
+    if root is None:
+        return None
+    shape = ir.ShapedType(root.operand.type).shape
+    wide = [d for d, n in enumerate(shape) if n != 1]
+    if len(wide) > 1:
+        return None
+    if wide:
+        v = per_channel_f64(root.operand, wide[0], channels)
+    else:
+        uniform = uniform_f64(root.operand)
+        v = None if uniform is None else np.full(channels, uniform)
+    if v is None or not np.all(np.isfinite(v)) or not np.all(v > 0):
+        return None
+    return np.sqrt(v)
+
+
+_SEEN_THROUGH = (stablehlo.BroadcastInDimOp, stablehlo.ReshapeOp, stablehlo.ConvertOp)
+
+
+def _root(value: ir.Value, kind: type, products: int) -> ir.OpView | None:
+    """The op of class `kind` that computes `value`, seen through broadcast_in_dim,
+    reshape and convert, and up to `products` multiplies (either side)."""
+    owner = value.owner
+    while isinstance(owner, _SEEN_THROUGH):
+        owner = owner.operands[0].owner
+    if isinstance(owner, kind):
+        return owner
+    if products and isinstance(owner, stablehlo.MulOp):
+        for operand in owner.operands:
+            found = _root(operand, kind, products - 1)
+            if found is not None:
+                return found
+    return None
 
 
 def affine_chain(

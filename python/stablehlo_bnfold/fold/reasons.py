@@ -22,6 +22,7 @@ __all__ = [
     "CLAMP_SHIFT_CANCELS",
     "CLAMP_SHIFT_NOT_CONSTANT",
     "CLAMP_USERS",
+    "CENTRING_KEPT",
     "CONCAT_OPERAND_NOT_LINEAR",
     "CONCAT_SPANS_OTHER_DIMENSION",
     "CONCAT_USERS",
@@ -99,6 +100,8 @@ __all__ = [
     "SHAPE_NOT_OWN",
     "SHIFT_ALONE",
     "SHIFT_KEPT",
+    "SHIFT_KEPT_CANCELS",
+    "STATISTICS_CANCEL",
     "SHIFT_KEPT_CLAMP",
     "SHIFT_KEPT_PASSED",
     "SHIFT_KEPT_WIDE",
@@ -331,6 +334,28 @@ SHIFT_KEPT_CLAMP = Reason(
 """Why the add x + t / s stays in front of a clamp the scale passed: the moved bounds
 (lo - c) / s and the bias L(c, K) round at the size of the shift c, and the saturated
 results, exact before, would err by |c| / max(|lo|, |hi|) ulps."""
+CENTRING_KEPT = Reason(
+    "the data's mean is large against its spread: its subtraction stays in front, as the "
+    "original computes it (folded into the bias it would cancel at the size of the mean)"
+)
+"""Why the subtract x - mean of a chain computed from statistics stays in front of the
+linear ops its scale and shift fold into (`fold.affine_map.cancellation`): folded whole,
+conv(x, K * s) sums terms of size |mean| * s and a bias of that size cancels them, an
+error |mean| / sqrt(var + eps) times the norm's result's; the original subtracts the mean
+first, nearly exactly."""
+SHIFT_KEPT_CANCELS = Reason(
+    "the data's mean is large against its spread: the shift stays in front (x + t / s); "
+    "as a bias after the layer it would cancel at the size of the mean"
+)
+"""Why the add x + t / s stays in front where a batch norm's statistics put its data far
+from zero against its spread (`fold.affine_map.cancellation`): it rounds as the original's
+x * s + t does, where L(x, K * s) + L(t, K) sums terms of that size in every output."""
+STATISTICS_CANCEL = Reason(
+    "the data's mean is large against its spread: folded, the layer would cancel at the "
+    "size of the mean, and the shift cannot stay in front"
+)
+"""Why a chain computed from statistics whose data lie far from zero against their spread
+stays (`SHIFT_KEPT_CANCELS`), where x + t / s cannot be built or would remove no op."""
 CLAMP_SHIFT_CANCELS = Reason(
     "the shift is large against the clamp's bounds: in f16 or bf16 it would cancel the "
     "clamp's saturated results, as a bias or as x + t / s"

@@ -19,7 +19,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, float_dtype, round_to
-from ..report import Recorder
+from ..report import Recorder, op_key
 from .affine_map import LINEAR_OPS, Computed, computed_from_data
 
 __all__ = ["FoldRewriter", "Outcome", "Pattern"]
@@ -420,6 +420,14 @@ class FoldRewriter:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
         _log.debug("%s: kept: %s [%s]", op.location, reason, self._pattern)
         self._recorder.keep(op, self._pattern, str(reason), kept=True)
+
+    def kept_for(self, op: ir.OpView, kept: tuple[str, ...]) -> bool:
+        """Whether `op` is an op a fold built to keep what it could not fold, noted
+        (`note`) for one of the reasons `kept`."""
+        if not self.was_built(op):
+            return False
+        key, texts = op_key(op.operation), {str(reason) for reason in kept}
+        return any(k[0] == key and entry[3] in texts for k, entry in self._recorder.skips.items())
 
     def removed(self, op: ir.OpView, value: ir.Value) -> Outcome:
         """Replace `op`, an identity, by an existing `value` it equals; no fold is
