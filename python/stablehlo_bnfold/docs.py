@@ -1,7 +1,8 @@
 """Writes docs/passes.md: `python3 -m stablehlo_bnfold.docs > docs/passes.md`.
 
 The reference is generated from the code so that it cannot drift from it: the pass, its
-options and each pattern's identity and conditions (`passes.documentation`), the ops a
+options and each pattern's identity and conditions (`passes.documentation`), parallel
+branches merged (`fold/branches.py`), the ops a
 per-channel scale and shift pass (`analysis/commuting.py`'s identities and a table of its
 rows, `TABLE`), then every reason a candidate is left with, in the groups of
 `fold/reasons.py`, with its meaning where the constant has a docstring.
@@ -13,10 +14,10 @@ import ast
 import inspect
 
 from .analysis import commuting
-from .fold import reasons
+from .fold import branches, reasons
 from .passes import documentation
 
-__all__ = ["commuting_table", "passage_section", "reasons_section", "reference"]
+__all__ = ["branches_section", "commuting_table", "passage_section", "reasons_section", "reference"]
 
 _DEBUG_ONLY = "debug log only"
 """The group whose reasons say an op is no candidate: the report never prints them."""
@@ -24,7 +25,18 @@ _DEBUG_ONLY = "debug log only"
 
 def reference() -> str:
     """docs/passes.md: the pass's documentation, what passes what, the reasons."""
-    return "\n".join([documentation(), passage_section(), reasons_section()])
+    return "\n".join([documentation(), branches_section(), passage_section(), reasons_section()])
+
+
+def branches_section() -> str:
+    """Parallel convolution branches merged (`fold/branches.py`'s module docstring)."""
+    title, _, rest = (inspect.getdoc(branches) or "").partition("\n")
+    return "\n".join([
+        "## Parallel branches merged: `merge_parallel_branches`",
+        "",
+        f"{title} {rest.lstrip()}",
+        "",
+    ])
 
 
 def passage_section() -> str:

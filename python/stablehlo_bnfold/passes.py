@@ -4,7 +4,10 @@ The pass runs `patterns.PATTERNS` on MLIR's greedy driver (C++) until nothing ch
 every op nested in the module: all functions and nested regions (`stablehlo.case`,
 `while`). Folding by op folders, constant CSE and region simplification are off, so the
 driver's only changes are the patterns' rewrites and the removal of the ops they leave
-dead. Then, where a linear op's weights or the bias its bias add broadcasts are computed
+dead. Then parallel convolution branches that read one input and meet in a sum
+(RepVGG, MobileOne, ACNet: each branch's batch norm folded by then) become one
+convolution and one bias add (`fold/branches.py`, `merge_parallel_branches` in the
+report). Then, where a linear op's weights or the bias its bias add broadcasts are computed
 from constants alone (Keras's `beta - mean * rsqrt(var + eps) * gamma`, a depthwise
 `reshape(K) * s`, torch-mlir's `transpose(W)`, a mixed-precision `convert(W)`), each
 becomes one constant, computed in float64 and rounded once, when no other op reads the
@@ -34,6 +37,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 from .analysis.passage import callees_read_once
 from .basics import ARGUMENT
+from .fold.branches import merge_branches
 from .fold.literals import evaluate_literals
 from .patterns import PATTERNS, build_pattern_set
 from .patterns.left import report_chains_left
@@ -79,6 +83,11 @@ class FoldBatchNormPass:
     docs/networks.md). Off: such norms are left as they are, and only weights with a
     wider master copy are scaled."""
 
+    merge_parallel_branches: bool = True
+    """Merge parallel convolution branches that read one input and meet in a sum (RepVGG,
+    MobileOne, ACNet) into one convolution and bias add, once their batch norms are
+    folded. Off: each branch keeps its own convolution."""
+
     @classmethod
     def parse_options(cls, text: str) -> FoldBatchNormPass:
         """Options from `key=value` pairs separated by spaces (MLIR's `{...}` syntax)."""
@@ -119,6 +128,8 @@ class FoldBatchNormPass:
                 finally:
                     if collecting:
                         gc.enable()
+                if self.merge_parallel_branches:
+                    merge_branches(op, recorder)
                 evaluate_literals(op, recorder)
                 report_chains_left(op, recorder, self.fold_weight_arguments)
 

@@ -74,6 +74,19 @@ class Skip:
     """With `kept`, the norm folded (`Fold.norm`)."""
 
 
+@dataclass(frozen=True)
+class Merge:
+    """Parallel branches that read one input and meet in a sum (RepVGG's 3x3, 1x1 and
+    identity), merged into one `linear` op; or, with `reason`, left as they were."""
+
+    location: str
+    pattern: str
+    branches: int
+    linear: str
+    reason: str = ""
+    position: str = ""
+
+
 GENERIC_REASONS = ("operand is not a convolution or dot_general", "no convolution or dot_general next to the chain")
 """Reasons that say only that a pattern does not apply to an op; where another pattern
 says more about the same op, the report shows that one."""
@@ -106,6 +119,7 @@ class FoldReport:
 
     folds: tuple[Fold, ...] = ()
     skips: tuple[Skip, ...] = ()
+    merges: tuple[Merge, ...] = ()
 
     @property
     def folded(self) -> int:
@@ -146,11 +160,14 @@ class FoldReport:
 
     def __str__(self) -> str:
         c = self.summary()
-        return (
+        text = (
             f"{c['norms']} {'norm' if c['norms'] == 1 else 'norms'}: {c['folded_whole']} folded whole, "
             f"{c['folded_partly']} folded partly, {c['left']} left "
             f"({c['ops_folded']} {'op' if c['ops_folded'] == 1 else 'ops'} folded)"
         )
+        if c.get("merges"):
+            text += f"; {c['merges']} {'sum' if c['merges'] == 1 else 'sums'} of parallel branches merged"
+        return text
 
     def merged(self, other: FoldReport) -> FoldReport:
         """This report followed by `other` (for --split-input-file), `other`'s norms
@@ -158,7 +175,7 @@ class FoldReport:
         offset = max([f.norm for f in self.folds] + [s.norm for s in self.skips] + [0])
         folds = tuple(dataclasses.replace(f, norm=f.norm + offset) for f in other.folds)
         skips = tuple(dataclasses.replace(s, norm=s.norm + offset) if s.kept else s for s in other.skips)
-        return FoldReport(self.folds + folds, self.skips + skips)
+        return FoldReport(self.folds + folds, self.skips + skips, self.merges + other.merges)
 
     def to_text(self) -> str:
         """One line per norm (`norm_entries`), then the totals; control characters of a
@@ -183,7 +200,15 @@ class FoldReport:
         shown.update(id(s) for s in self.not_norms())
         # What stays, in the order it was found (a norm's kept shift among the others).
         rest = [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips if id(s) in shown]
-        return folded + rest
+        return folded + self._merge_entries() + rest
+
+    def _merge_entries(self) -> list[tuple[str, str]]:
+        """(location, what) of each sum of parallel branches merged or left."""
+        return [
+            (_where(m), f"branches not merged: {m.reason} [{m.pattern}]" if m.reason
+             else f"merged {m.branches} branches into {m.linear} [{m.pattern}]")
+            for m in self.merges
+        ]
 
     def entries(self) -> list[tuple[str, str]]:
         """(location, what) of every fold, then every skip: what the text report says
@@ -191,13 +216,15 @@ class FoldReport:
         return [
             (_where(f), f"folded {f.op} into {f.linear}{_through(f)}{_rounded(f)} [{f.pattern}]")
             for f in self.folds
-        ] + [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
+        ] + self._merge_entries() + [(_where(s), f"not folded {s.op}: {s.reason} [{s.pattern}]") for s in self.skips]
 
     def to_dict(self) -> dict:
         """The report as `to_json` writes it: `folds` (each with `location`, `pattern`,
         `op`, `producer`, and `through` and `rounded_again` when not empty), `skips` (`location`, `pattern`,
         `op`, `reason`), `folded` and `skipped` (the counts), `norms` (`_norm_dict`),
-        `not_norms` (ops left alone that are no norm: `not_norms`) and `summary`. A fold or skip whose location
+        `not_norms` (ops left alone that are no norm: `not_norms`), `merges` (each sum of
+        parallel branches: `location`, `pattern`, `branches`, and `into` the linear op
+        merged into or the `reason` they stay) and `summary`. A fold or skip whose location
         does not say which op it is has `position` (`@main op 12`), and `layer` where its
         location is a name with one (`Conv_0` in `jit(model)/Conv_0/mul`)."""
         return {
@@ -219,18 +246,25 @@ class FoldReport:
                 {"location": s.location, "op": s.op, "reason": s.reason, "pattern": s.pattern} | _placed(s)
                 for s in self.not_norms()
             ],
+            "merges": [
+                {"location": m.location, "pattern": m.pattern, "branches": m.branches}
+                | ({"reason": m.reason} if m.reason else {"into": m.linear})
+                | _placed(m)
+                for m in self.merges
+            ],
             "summary": self.summary(),
         }
 
     def summary(self) -> dict:
-        """The counts `str(report)` writes: norms, those folded whole, partly and left, and
-        the ops folded."""
+        """The counts `str(report)` writes: norms, those folded whole, partly and left, the
+        ops folded, and the sums of parallel branches merged."""
         norms = self.norms()
         return {
             "norms": len(norms),
             **{key: sum(n.status == status for n in norms)
                for key, status in (("folded_whole", "folded"), ("folded_partly", "partly"), ("left", "left"))},
             "ops_folded": len(self.folds),
+            "merges": sum(not m.reason for m in self.merges),
         }
 
     def to_json(self) -> str:
@@ -383,6 +417,9 @@ class Recorder:
     more than the rest of a skip."""
     positions: dict[int, str] = field(default_factory=dict)
     """Each op's `position_of` by address, as the pass found them (`number`)."""
+    merges: list[tuple[ir.Location, int, str, int, str, str]] = field(default_factory=list)
+    """(location, op address, pattern, branches, linear, reason) of each sum of parallel
+    branches merged (reason "") or left."""
     errors: list[str] = field(default_factory=list)
     built: set[int] = field(default_factory=set)
     """Ops the patterns built. Every op allocated while the pass runs is one, so a handle
@@ -454,6 +491,11 @@ class Recorder:
             norm = self.new_norm() if norm is None else norm
             self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, norm, key))
 
+    def merge(self, op: ir.OpView, pattern: str, branches: int, linear: str, reason: str = "") -> None:
+        """Record that the sum `op` of `branches` parallel branches was merged into one
+        `linear` op, or with `reason` why they stay."""
+        self.merges.append((op.location, op_key(op.operation), pattern, branches, linear, str(reason)))
+
     def number(self, root: ir.Operation) -> None:
         """Note the place of every op under `root` in its function (`position_of`), for
         report lines whose location does not say which op they mean. Before the pass
@@ -492,13 +534,15 @@ class Recorder:
             alive.add(op_key(op))
             return ir.WalkResult.ADVANCE
 
-        if self.skips:
+        if self.skips or self.merges:
             module.operation.walk(visit)
 
         folds = [(loc, key, rest) for loc, *rest, key in self.folds]
         skips = [(loc, key, rest) for (key, _), (loc, *rest) in self.skips.items() if key in alive]
-        places = self._places([(loc, key) for loc, key, _ in folds + skips])
-        fold_places, skip_places = places[: len(folds)], places[len(folds) :]
+        merges = [entry for entry in self.merges if not entry[5] or entry[1] in alive]
+        places = self._places([(loc, key) for loc, key, _ in folds + skips] + [m[:2] for m in merges])
+        fold_places, skip_places = places[: len(folds)], places[len(folds) : len(folds) + len(skips)]
+        merge_places = places[len(folds) + len(skips) :]
         return FoldReport(
             tuple(
                 Fold(w, *rest[:5], position=p, norm=rest[5]) for (w, p), (_, _, rest) in zip(fold_places, folds)
@@ -507,6 +551,7 @@ class Recorder:
                 Skip(w, *rest[:3], position=p, kept=rest[3], norm=rest[4])
                 for (w, p), (_, _, rest) in zip(skip_places, skips)
             ),
+            tuple(Merge(w, *entry[2:], position=p) for (w, p), entry in zip(merge_places, merges)),
         )
 
     def _places(self, entries: list[tuple[ir.Location, int]]) -> list[tuple[str, str]]:

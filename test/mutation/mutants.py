@@ -62,7 +62,7 @@ TESTDATA = ("pytest", PY + "test_testdata.py")
 # Families: which modules, and the test commands (cheapest first) that guard them.
 SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
     "patterns": (
-        ("fold/affine_map.py", "fold/plan.py", "fold/rewriter.py", "fold/literals.py",
+        ("fold/affine_map.py", "fold/plan.py", "fold/rewriter.py", "fold/literals.py", "fold/branches.py",
          "patterns/batch_norm.py", "patterns/bias.py", "patterns/decomposed.py",
          "patterns/input_side.py", "patterns/precision.py", "patterns/through.py",
          "patterns/left.py",

@@ -357,6 +357,92 @@ class LeViTBlock(nn.Module):
         return x + _LinearBatchNorm(d, channels_first=True, dtype=self.dtype)(h)
 
 
+def _conv_bn(x, features, kernel, padding, strides=1, groups=1, dtype=None):
+    """A convolution without bias and its BatchNorm: one branch of a re-parameterizable
+    block (torch's explicit padding, not 'SAME', as the blocks' authors write it)."""
+    conv = nn.Conv(features, kernel, (strides,) * 2, padding=padding, feature_group_count=groups,
+                   use_bias=False, dtype=dtype)
+    return nn.BatchNorm(use_running_average=True, dtype=dtype)(conv(x))
+
+
+class RepVGGBlock(nn.Module):
+    """RepVGG's training-time block: relu(BN(conv3x3(x)) + BN(conv1x1(x)) + BN(x)), the
+    identity branch only where the shape is kept (stride one, same features); `act` silu
+    and no identity is RT-DETR / PP-YOLOE's RepVggBlock."""
+
+    features: int
+    strides: int = 1
+    identity: bool = True
+    act: Callable = nn.relu
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        y = _conv_bn(x, self.features, (3, 3), ((1, 1), (1, 1)), self.strides, dtype=self.dtype)
+        y = y + _conv_bn(x, self.features, (1, 1), ((0, 0), (0, 0)), self.strides, dtype=self.dtype)
+        if self.identity and self.strides == 1 and x.shape[-1] == self.features:
+            y = y + nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x)
+        return self.act(y)
+
+
+class MobileOneBlock(nn.Module):
+    """MobileOne's block: a depthwise stage, `k` depthwise 3x3 branches, a depthwise 1x1
+    ("scale") branch and BN(x), summed in MobileOne's order (identity, scale, then each
+    3x3), relu; then a pointwise stage, `k` 1x1 branches and BN(x) where the features are
+    kept, relu."""
+
+    features: int
+    strides: int = 1
+    k: int = 2
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        c = x.shape[-1]
+        out = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x) if self.strides == 1 else 0
+        out = out + _conv_bn(x, c, (1, 1), ((0, 0), (0, 0)), self.strides, c, self.dtype)
+        for _ in range(self.k):
+            out = out + _conv_bn(x, c, (3, 3), ((1, 1), (1, 1)), self.strides, c, self.dtype)
+        x = nn.relu(out)
+        out = nn.BatchNorm(use_running_average=True, dtype=self.dtype)(x) if c == self.features else 0
+        for _ in range(self.k):
+            out = out + _conv_bn(x, self.features, (1, 1), ((0, 0), (0, 0)), dtype=self.dtype)
+        return nn.relu(out)
+
+
+class ACBlock(nn.Module):
+    """ACNet's asymmetric convolution block: BN(conv3x3(x)) + BN(conv1x3(x)) +
+    BN(conv3x1(x)), relu."""
+
+    features: int
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        y = _conv_bn(x, self.features, (3, 3), ((1, 1), (1, 1)), dtype=self.dtype)
+        y = y + _conv_bn(x, self.features, (1, 3), ((0, 0), (1, 1)), dtype=self.dtype)
+        y = y + _conv_bn(x, self.features, (3, 1), ((1, 1), (0, 0)), dtype=self.dtype)
+        return nn.relu(y)
+
+
+class RepNet(nn.Module):
+    """Structural re-parameterization's blocks in one network: a stride-2 RepVGG block (no
+    identity), a RepVGG block, a MobileOne block, an ACNet block and RT-DETR's RepVggBlock
+    (silu, no identity), then global average pooling and a Dense classifier. Deployed
+    (each block's branches merged), one convolution per block and stage: 6."""
+
+    dtype: object = None
+
+    @nn.compact
+    def __call__(self, x):
+        x = RepVGGBlock(8, strides=2, dtype=self.dtype)(x)
+        x = RepVGGBlock(8, dtype=self.dtype)(x)
+        x = MobileOneBlock(8, dtype=self.dtype)(x)
+        x = ACBlock(8, dtype=self.dtype)(x)
+        x = RepVGGBlock(8, identity=False, act=nn.silu, dtype=self.dtype)(x)
+        return nn.Dense(5, dtype=self.dtype)(jnp.mean(x, axis=(1, 2)))
+
+
 FLAX = {
     "flax_resnet": (functools.partial(StemAndTwoBlocks, _BasicBlock, nn.relu), (16, 16, 3)),
     "flax_se_net": (functools.partial(StemAndTwoBlocks, _MBConv, nn.swish), (16, 16, 3)),
@@ -366,6 +452,7 @@ FLAX = {
     "flax_llama": (LlamaBlock, (8, 16)),
     "flax_levit": (LeViTBlock, (8, 16)),
     "flax_weight_norm": (WeightNormNet, (16, 16, 3)),
+    "flax_repnet": (RepNet, (16, 16, 3)),
 }
 """Network name: (module constructor, input shape without the batch). The modules with a
 `dtype` field run mixed bf16 (`dtype=bfloat16`, f32 parameters); flax_models.py's blocks do

@@ -154,7 +154,7 @@ def test_a_decomposed_batch_norm_is_one_line_and_the_summary_counts_norms():
     assert "folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution" in lines[0]
     assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (4 ops folded)"
     summary = json.loads(report.to_json())["summary"]
-    assert summary == {"norms": 2, "folded_whole": 2, "folded_partly": 0, "left": 0, "ops_folded": 4}
+    assert summary == {"norms": 2, "folded_whole": 2, "folded_partly": 0, "left": 0, "ops_folded": 4, "merges": 0}
 
 
 FINAL_FORM_BIAS_ADD_READ_TWICE = """

@@ -60,7 +60,7 @@ from . import reasons
 from .affine_map import LINEAR_OPS
 from .reasons import Reason
 
-__all__ = ["EVALUATED", "evaluate_literals"]
+__all__ = ["EVALUATED", "evaluate_literals", "float64_value"]
 
 _log = logging.getLogger(__name__)
 
@@ -124,6 +124,23 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
             # input-side fold's K * s and its bias contracted from K): evaluated together,
             # the constants they share go with both.
             _evaluate_value(shared, recorder, erased)
+
+
+def float64_value(value: ir.Value) -> np.ndarray | None:
+    """What `value` holds when it is computed from constants alone through the ops of
+    `EVALUATED`, in float64 and not rounded to its type; converts at its top are not
+    applied (mixed precision's `convert(W_f32)`: the wider master weights). None where
+    it reads an argument or another op, or a convert on the way is not finite."""
+    while isinstance(value.owner, stablehlo.ConvertOp):
+        value = value.owner.operand
+    owner = value.owner
+    if not isinstance(owner, ir.OpView):
+        return None
+    subgraph = _subgraph([owner])
+    if isinstance(subgraph, Reason):
+        return None
+    computed = _values(subgraph, splat=False)
+    return None if computed is None else np.asarray(computed[hash(owner.operation)], dtype=np.float64)
 
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)

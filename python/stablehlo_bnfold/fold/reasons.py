@@ -9,6 +9,19 @@ a chain left reads) is text made by `Reason.detailed`: nothing compares it.
 from __future__ import annotations
 
 __all__ = [
+    "BRANCH_GROUPS",
+    "BRANCH_LAYOUT",
+    "BRANCH_NOT_CONSTANT",
+    "BRANCH_NOT_FINITE",
+    "BRANCH_OTHER_BLOCK",
+    "BRANCH_PRECISION",
+    "BRANCH_STRIDES",
+    "BRANCH_TAPS",
+    "BRANCH_TRANSPOSED",
+    "BRANCH_USERS",
+    "IDENTITY_FEATURES",
+    "IDENTITY_NO_CENTRE",
+    "IDENTITY_RESIZES",
     "AFFINE_USERS",
     "ALREADY_BIAS_ADD",
     "BIAS_ADD_USERS",
@@ -463,3 +476,27 @@ LITERAL_NOT_FINITE = Reason("the value is not finite in its element type")
 LITERAL_LARGER = Reason("the new constant would be larger than the constants it replaces")
 """A vector broadcast to a whole kernel: evaluated, the module would hold every element. A
 value computed from splats only is written as a splat."""
+
+# Parallel branches (fold/branches.py): a sum of convolutions of one input left unmerged.
+BRANCH_TRANSPOSED = Reason("a branch is a transposed convolution (lhs dilation) or reverses its window")
+BRANCH_STRIDES = Reason("the branches' convolutions have different strides")
+BRANCH_GROUPS = Reason("the branches' convolutions have different feature or batch group counts")
+BRANCH_LAYOUT = Reason("the branches' convolutions have different dimension numbers")
+BRANCH_PRECISION = Reason("the branches' convolutions have different precision configs")
+BRANCH_OTHER_BLOCK = Reason("a branch is computed in another block than the sum")
+BRANCH_USERS = Reason("a branch's convolution or bias add has other readers")
+"""What another op reads stays computed: the merged convolution would not remove it."""
+BRANCH_TAPS = Reason("no branch's kernel holds the other branches' taps")
+"""Each branch's window must land on the taps of one kernel: its padding offset a whole
+number of that kernel's dilations, its dilation a multiple of it (or its kernel one tap
+wide there), its taps inside it. ACNet's 1x3 and 3x1 merge only with its 3x3."""
+BRANCH_NOT_CONSTANT = Reason("a branch's weights or bias are not constants")
+"""Weights passed as arguments stay in their branches."""
+BRANCH_NOT_FINITE = Reason("the merged weights or bias are not finite in their element type")
+IDENTITY_RESIZES = Reason("the identity branch's convolution is strided or changes the size")
+IDENTITY_NO_CENTRE = Reason("the identity branch's convolution has no tap at offset zero")
+IDENTITY_FEATURES = Reason(
+    "the identity branch's convolution does not map its input features to the same output features"
+)
+"""Input and output features equal in number and in the same layout, no batch groups:
+output feature o then reads input feature o at kernel index o mod (I / groups)."""

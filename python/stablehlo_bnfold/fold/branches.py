@@ -1,0 +1,488 @@
+"""Parallel convolution branches merged into one convolution (structural
+re-parameterization: RepVGG, MobileOne, ACNet, RT-DETR's RepVggBlock).
+
+    (conv(x, A) + a) + (conv(x, B) + b) + (x * s + t) = conv(x, A + embed(B) + embed(s)) + (a + b + t)
+
+A convolution is linear in its kernel, and zero padding reads zeros in every branch: a
+branch whose window taps land on the taps of another's kernel is that kernel with zeros
+around its own. Per spatial dimension, output position p of a convolution with stride S,
+low padding lo and kernel dilation D reads input p * S - lo + k * D at tap k; tap k of a
+branch B lands on tap j = (lo_A - lo_B + k * D_B) / D_A of the host A. An identity branch
+`x * s + t` (a batch norm of the input, or x itself) is the kernel tap that reads input p
+at output p, j = lo_A / D_A, with s on output feature o at input index o mod (I / groups):
+it needs stride one, the input's size and layout kept, and I = O features.
+
+After the patterns reach their fixed point (each branch's batch norm folded into its
+convolution), `merge_branches` finds each sum of values read by no other op (any order
+or nesting of adds), groups its terms by the input x they read, and merges each group of
+two or more terms with a convolution among them into one convolution, `L(x, K') +
+broadcast_in_dim(b')`: the kernels summed in float64 from their stored values (the wider
+master weights of a mixed-precision `convert(W)`), the biases and identity shifts alike,
+each rounded once to its element type. The merged convolution costs what the largest
+branch did. The other terms of the sum stay, added after it.
+
+Holds when, in this order (each failure a `fold.reasons` constant, reported at the sum):
+no branch is transposed (lhs dilation) or reverses its window (`BRANCH_TRANSPOSED`); the
+convolutions have the same strides (`BRANCH_STRIDES`), feature and batch group counts
+(`BRANCH_GROUPS`), dimension numbers (`BRANCH_LAYOUT`) and precision config
+(`BRANCH_PRECISION`) (their element types are alike, being those of one input and one
+sum); every op of a branch
+is in the sum's block (`BRANCH_OTHER_BLOCK`) and read only by the next (`BRANCH_USERS`);
+one branch's kernel holds every other's taps (`BRANCH_TAPS`); an identity branch's
+convolution has stride one and the input's shape (`IDENTITY_RESIZES`), a tap at offset
+zero (`IDENTITY_NO_CENTRE`), and maps input feature o to output feature o
+(`IDENTITY_FEATURES`); every weight, bias and identity scale and shift is a constant
+(`BRANCH_NOT_CONSTANT`); the merged kernel and bias are finite in their element types
+(`BRANCH_NOT_FINITE`). The report has one line per sum merged (`merged 3 branches into
+stablehlo.convolution`) or left, and the identity branch's norm as folded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from ..analysis.per_channel import per_channel_f64
+from ..analysis.users import single_user
+from ..constants import dimensions, float_dtype, round_to
+from ..report import Recorder, op_key
+from . import reasons
+from .affine_map import AffineChain, BiasedLinear, affine_chain, biased_linear
+from .literals import float64_value
+from .reasons import Reason
+from .rewriter import FoldRewriter
+
+__all__ = ["PATTERN", "merge_branches"]
+
+PATTERN = "merge_parallel_branches"
+"""The name report lines of merges carry in place of a pattern's."""
+
+_BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+
+
+@dataclass(frozen=True)
+class _Conv:
+    """A convolution branch: `conv(x, K)` or `conv(x, K) + b`."""
+
+    term: ir.Value
+    chain: BiasedLinear
+
+    @property
+    def conv(self) -> stablehlo.ConvolutionOp:
+        return self.chain.linear
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """An identity branch: x itself (`chain` None) or a per-channel affine chain on x."""
+
+    term: ir.Value
+    chain: AffineChain | None
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """What a merge writes: the host convolution's new kernel and bias (rounded)."""
+
+    host: stablehlo.ConvolutionOp
+    kernel: np.ndarray
+    bias: np.ndarray | None
+
+
+def merge_branches(root: ir.Operation, recorder: Recorder) -> None:
+    """Merge the parallel convolution branches of every sum under `root` (this module's
+    docstring), recording each merge and each sum left with its reason."""
+    sums: list[stablehlo.AddOp] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        view = op.opview
+        if isinstance(view, stablehlo.AddOp) and _is_sum(view) and not _inner(view):
+            sums.append(view)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    for add in sums:
+        try:
+            _merge_sum(add, recorder)
+        except Exception as error:  # a bug: the pass fails with it, as a pattern's does
+            recorder.error(add, PATTERN, error)
+            return
+
+
+def _is_sum(op: ir.OpView) -> bool:
+    """Whether `op` adds two activations: an add neither of whose operands is a broadcast
+    (a bias or shift) or a constant, with a float element type."""
+    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
+        return False
+    for operand in op.operands:
+        owner = operand.owner
+        if isinstance(owner, _BROADCASTS) or isinstance(owner, stablehlo.ConstantOp):
+            return False
+    return True
+
+
+def _inner(op: stablehlo.AddOp) -> bool:
+    """Whether `op` is a term of a larger sum: its one reader is a sum."""
+    if not single_user(op.result):
+        return False
+    reader = next(iter(op.result.uses)).owner
+    return isinstance(reader, stablehlo.AddOp) and _is_sum(reader)
+
+
+def _terms(add: stablehlo.AddOp) -> list[ir.Value]:
+    """The terms of the sum `add`, in order: its operands, and those of each sum among them
+    that only it reads."""
+    terms: list[ir.Value] = []
+    for operand in add.operands:
+        owner = operand.owner
+        if isinstance(owner, stablehlo.AddOp) and _is_sum(owner) and single_user(operand):
+            terms += _terms(owner)
+        else:
+            terms.append(operand)
+    return terms
+
+
+def _groups(terms: list[ir.Value]) -> list[list[_Conv | _Identity]]:
+    """The terms grouped by the input they read: each convolution branch (a convolution,
+    with its bias add) by its lhs, then each other term that is that input or an affine
+    chain on it along the convolution's input feature. Groups of two or more only."""
+    groups: dict[tuple[ir.Value, str], list[_Conv | _Identity]] = {}
+    rest = []
+    for term in terms:
+        chain = biased_linear(term)
+        if chain is not None and isinstance(chain.linear, stablehlo.ConvolutionOp) and len(chain.branches) == 1:
+            groups.setdefault(_input(chain.linear.lhs), []).append(_Conv(term, chain))
+        else:
+            rest.append(term)
+    for term in rest:
+        for x, members in groups.items():
+            identity = _identity(term, x, members[0].conv)
+            if identity is not None:
+                members.append(identity)
+                break
+    return [members for members in groups.values() if len(members) > 1]
+
+
+def _input(value: ir.Value) -> tuple[ir.Value, str]:
+    """What a convolution reads, seen through a convert (mixed precision converts the
+    input once per layer): the value converted, and the type read."""
+    owner = value.owner
+    return (owner.operand if isinstance(owner, stablehlo.ConvertOp) else value, str(value.type))
+
+
+def _identity(term: ir.Value, x: tuple[ir.Value, str], conv: stablehlo.ConvolutionOp) -> _Identity | None:
+    """`term` as an identity branch on `x` (`_input`) of `conv`: x itself, or an affine
+    chain on x along the convolution's input feature dimension, or such a chain computed
+    in a wider type between a convert pair (mixed precision's `convert(bn(convert(x)))`)."""
+    if _input(term) == x:
+        return _Identity(term, None)
+    feature = stablehlo.ConvDimensionNumbers(conv.dimension_numbers).input_feature_dimension
+    shape = ir.ShapedType(term.type)
+    if feature >= shape.rank or shape.is_dynamic_dim(feature):
+        return None
+    widened = isinstance(term.owner, stablehlo.ConvertOp)
+    chain = affine_chain(term.owner.operand if widened else term, feature, shape.get_dim_size(feature))
+    if not isinstance(chain, AffineChain):
+        return None
+    source = chain.x
+    if widened and isinstance(source.owner, stablehlo.ConvertOp):
+        source = source.owner.operand
+    return _Identity(term, chain) if _input(source) == x else None
+
+
+def _merge_sum(add: stablehlo.AddOp, recorder: Recorder) -> None:
+    """Merge each group of `add`'s terms, or record why it stays."""
+    for members in _groups(_terms(add)):
+        merged = _plan(members, add)
+        if isinstance(merged, Reason):
+            recorder.merge(add, PATTERN, len(members), "stablehlo.convolution", merged)
+            continue
+        with add.location:
+            value = _build(members, merged, add, recorder)
+        owner = value.owner
+        if isinstance(owner, stablehlo.AddOp) and _is_sum(owner):
+            _merge_sum(owner, recorder)  # the sum rebuilt: its other groups
+        return
+
+
+_SAME = (
+    ("window_strides", reasons.BRANCH_STRIDES),
+    ("feature_group_count", reasons.BRANCH_GROUPS),
+    ("batch_group_count", reasons.BRANCH_GROUPS),
+    ("dimension_numbers", reasons.BRANCH_LAYOUT),
+    ("precision_config", reasons.BRANCH_PRECISION),
+)
+"""The attributes every branch's convolution has alike, and the reason when one differs
+(a missing attribute is its default, as MLIR prints it)."""
+
+
+def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp) -> _Merged | Reason:
+    """The merged kernel and bias of one group, or the first condition of this module's
+    docstring that fails."""
+    convs = [m for m in members if isinstance(m, _Conv)]
+    reason = _attributes_reason(convs) or _placement_reason(members, add)
+    if reason is not None:
+        return reason
+    host = next((c.conv for c in convs if all(_taps(c.conv, o.conv) is not None for o in convs)), None)
+    if host is None:
+        return reasons.BRANCH_TAPS
+    if any(isinstance(m, _Identity) for m in members):
+        reason = _identity_reason(host)
+        if reason is not None:
+            return reason
+    return _values(members, host)
+
+
+def _attributes_reason(convs: list[_Conv]) -> Reason | None:
+    """`BRANCH_TRANSPOSED`, then the first of `_SAME` where the convolutions differ. (Their
+    element types are alike: each reads the same input, as its weights' type, and gives
+    the sum's.)"""
+    for branch in convs:
+        conv = branch.conv
+        if any(d != 1 for d in _window(conv, "lhs_dilation", 1)) or any(_window(conv, "window_reversal", 0)):
+            return reasons.BRANCH_TRANSPOSED
+    first = convs[0].conv
+    for branch in convs[1:]:
+        for name, reason in _SAME:
+            if str(getattr(branch.conv, name)) != str(getattr(first, name)):
+                return reason
+    return None
+
+
+def _placement_reason(members: list[_Conv | _Identity], add: stablehlo.AddOp) -> Reason | None:
+    """`BRANCH_OTHER_BLOCK` where an op a branch computes is in another block than the
+    sum, then `BRANCH_USERS` where one is read by another op than the next."""
+    block = add.operation.block
+    ops, shared = [], False
+    for member in members:
+        if isinstance(member, _Conv):
+            chain = member.chain
+            ops += [chain.linear] + ([chain.bias_add] if chain.bias_add is not None else [])
+            shared |= chain.bias_add is not None and not single_user(chain.linear_value)
+        elif member.chain is not None:
+            ops += [step.op for step in member.chain.steps]
+            if isinstance(member.term.owner, stablehlo.ConvertOp):  # the convert pair's
+                shared |= not single_user(member.chain.x) or not single_user(member.chain.steps[0].op.result)
+        shared |= (isinstance(member, _Conv) or member.chain is not None) and not single_user(member.term)
+    if any(op.operation.block != block for op in ops):
+        return reasons.BRANCH_OTHER_BLOCK
+    return reasons.BRANCH_USERS if shared else None
+
+
+def _window(conv: stablehlo.ConvolutionOp, name: str, default: int) -> list[int]:
+    """A convolution's per-spatial-dimension attribute `name` (strides, dilations, window
+    reversal as 0 / 1), its default where absent."""
+    attr = getattr(conv, name)
+    count = len(stablehlo.ConvDimensionNumbers(conv.dimension_numbers).kernel_spatial_dimensions)
+    if attr is None:
+        return [default] * count
+    if name == "window_reversal":
+        return [int(v) for v in ir.DenseBoolArrayAttr(attr)]
+    return dimensions(ir.DenseI64ArrayAttr(attr))
+
+
+def _low_padding(conv: stablehlo.ConvolutionOp) -> list[int]:
+    padding = conv.padding
+    count = len(stablehlo.ConvDimensionNumbers(conv.dimension_numbers).kernel_spatial_dimensions)
+    if padding is None:
+        return [0] * count
+    return [int(row[0]) for row in np.asarray(ir.DenseIntElementsAttr(padding)).reshape(count, 2)]
+
+
+def _kernel_sizes(conv: stablehlo.ConvolutionOp) -> list[int]:
+    shape = ir.ShapedType(conv.rhs.type).shape
+    return [shape[d] for d in stablehlo.ConvDimensionNumbers(conv.dimension_numbers).kernel_spatial_dimensions]
+
+
+def _taps(host: stablehlo.ConvolutionOp, other: stablehlo.ConvolutionOp) -> tuple[slice, ...] | None:
+    """Where `other`'s kernel taps land in `host`'s, one slice per spatial dimension (in
+    the order of the kernel's spatial dimensions); None where one lands between or outside
+    the host's taps. Tap k lands on j = (lo_host - lo_other + k * D_other) / D_host."""
+    sizes, dilations, low = _kernel_sizes(host), _window(host, "rhs_dilation", 1), _low_padding(host)
+    other_sizes, other_dilations = _kernel_sizes(other), _window(other, "rhs_dilation", 1)
+    slices = []
+    for size, dilation, lo, other_size, other_dilation, other_lo in zip(
+        sizes, dilations, low, other_sizes, other_dilations, _low_padding(other)
+    ):
+        offset = lo - other_lo
+        if other_size < 1 or offset % dilation or (other_size > 1 and other_dilation % dilation):
+            return None
+        start, step = offset // dilation, max(other_dilation // dilation, 1)
+        last = start + (other_size - 1) * step
+        if start < 0 or last >= size:
+            return None
+        slices.append(slice(start, last + 1, step))
+    return tuple(slices)
+
+
+def _identity_reason(host: stablehlo.ConvolutionOp) -> Reason | None:
+    """Why the identity x -> x is no tap of `host`: `IDENTITY_RESIZES`, `IDENTITY_NO_CENTRE`
+    or `IDENTITY_FEATURES`, in that order."""
+    lhs, result = ir.ShapedType(host.lhs.type), ir.ShapedType(host.result.type)
+    if any(s != 1 for s in _window(host, "window_strides", 1)) or lhs.shape != result.shape:
+        return reasons.IDENTITY_RESIZES
+    if _centre(host) is None:
+        return reasons.IDENTITY_NO_CENTRE
+    dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
+    same_layout = (
+        dims.input_batch_dimension == dims.output_batch_dimension
+        and dims.input_feature_dimension == dims.output_feature_dimension
+        and list(dims.input_spatial_dimensions) == list(dims.output_spatial_dimensions)
+    )
+    if not same_layout or ir.IntegerAttr(host.batch_group_count).value != 1 or lhs.is_dynamic_dim(dims.input_feature_dimension):
+        return reasons.IDENTITY_FEATURES
+    return None
+
+
+def _centre(host: stablehlo.ConvolutionOp) -> list[int] | None:
+    """The kernel index, per spatial dimension, of the tap that reads input p at output p
+    (j * D = lo), when there is one."""
+    centre = []
+    for size, dilation, lo in zip(_kernel_sizes(host), _window(host, "rhs_dilation", 1), _low_padding(host)):
+        if lo % dilation or not 0 <= lo // dilation < size:
+            return None
+        centre.append(lo // dilation)
+    return centre
+
+
+def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> _Merged | Reason:
+    """The host's kernel plus every other branch's, embedded at its taps, plus each
+    identity's scale at the centre tap; the biases plus the identities' shifts: summed in
+    float64, rounded once. `BRANCH_NOT_CONSTANT`, then `BRANCH_NOT_FINITE`."""
+    dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
+    channels = ir.ShapedType(host.result.type).get_dim_size(dims.output_feature_dimension)
+    kernel = float64_value(host.rhs)
+    if kernel is None:
+        return reasons.BRANCH_NOT_CONSTANT
+    kernel, bias, biased = np.array(kernel, dtype=np.float64), np.zeros(channels), False
+    for member in members:
+        if isinstance(member, _Conv):
+            added = _branch_values(member, host, kernel, dims.output_feature_dimension, channels)
+        else:
+            added = _identity_values(member, host, kernel, channels)
+        if added is None:
+            return reasons.BRANCH_NOT_CONSTANT
+        if added is not False:
+            bias += added
+            biased = True
+    rounded = round_to(float_dtype(ir.ShapedType(host.rhs.type).element_type), kernel)
+    result_dtype = float_dtype(ir.ShapedType(host.result.type).element_type)
+    rounded_bias = round_to(result_dtype, bias) if biased else None
+    if rounded is None or (biased and rounded_bias is None):
+        return reasons.BRANCH_NOT_FINITE
+    return _Merged(host, rounded, rounded_bias)
+
+
+def _branch_values(
+    member: _Conv, host: stablehlo.ConvolutionOp, kernel: np.ndarray, feature: int, channels: int
+) -> np.ndarray | bool | None:
+    """Add a convolution branch's kernel into `kernel` (the host's own is there); its
+    bias, False without one, None where either is not a constant."""
+    if member.conv != host:
+        values = float64_value(member.conv.rhs)
+        if values is None:
+            return None
+        index = list(_taps(host, member.conv))
+        spatial = list(stablehlo.ConvDimensionNumbers(host.dimension_numbers).kernel_spatial_dimensions)
+        kernel[tuple(index[spatial.index(a)] if a in spatial else slice(None) for a in range(kernel.ndim))] += values
+    if member.chain.bias_value is None:
+        return False
+    return per_channel_f64(member.chain.bias_value, feature, channels)
+
+
+def _identity_values(
+    member: _Identity, host: stablehlo.ConvolutionOp, kernel: np.ndarray, channels: int
+) -> np.ndarray | bool | None:
+    """Add an identity branch's scale at `kernel`'s centre tap, output feature o at input
+    index o mod (I / groups); its shift, False for x itself, None where the chain is not
+    constant."""
+    if member.chain is not None and not member.chain.constant:
+        return None
+    scale, shift = member.chain.affine() if member.chain is not None else (np.ones(channels), False)
+    dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
+    spatial = list(dims.kernel_spatial_dimensions)
+    per_group = kernel.shape[dims.kernel_input_feature_dimension]
+    outputs = np.arange(channels)
+    index: list = [None] * kernel.ndim
+    for axis, tap in zip(spatial, _centre(host)):
+        index[axis] = tap
+    index[dims.kernel_input_feature_dimension] = outputs % per_group
+    index[dims.kernel_output_feature_dimension] = outputs
+    kernel[tuple(index)] += scale
+    return shift
+
+
+def _build(members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, recorder: Recorder) -> ir.Value:
+    """Write the merged convolution and bias add before the sum, add the sum's other terms
+    to it, replace the sum and erase what only it read; record the merge and each identity
+    branch's norm as folded."""
+    rw = FoldRewriter(add, None, recorder, PATTERN)
+    try:
+        value = _merged_sum(members, merged, add, rw)
+    except Exception:
+        rw.discard_created()  # nothing half-built stays
+        raise
+    for member in members:
+        if isinstance(member, _Identity) and member.chain is not None:
+            norm = recorder.new_norm()
+            for step in reversed(member.chain.steps):
+                recorder.fold(step.op, PATTERN, "stablehlo.convolution", norm=norm)
+    recorder.merge(add, PATTERN, len(members), "stablehlo.convolution")
+    add.result.replace_all_uses_with(value)
+    _erase_unread(add)
+    return value
+
+
+def _merged_sum(members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, rw: FoldRewriter) -> ir.Value:
+    """The merged convolution, its bias add and the sum's other terms added to it, built
+    before the sum."""
+    host = merged.host
+    value = rw.with_operand(host, 1, rw.constant(merged.kernel, host.rhs.type, host.location))
+    if merged.bias is not None:
+        feature = stablehlo.ConvDimensionNumbers(host.dimension_numbers).output_feature_dimension
+        value = rw.add_per_feature(value, merged.bias, feature, value, _shape(members))
+    merged_terms = [m.term for m in members]
+    for term in _terms(add):
+        if not any(term == t for t in merged_terms):
+            value = rw.elementwise(stablehlo.AddOp, value, term)
+    return value
+
+
+def _shape(members: list[_Conv | _Identity]) -> ir.Value | None:
+    """The shape operand of a branch's dynamic bias broadcast, for the merged one."""
+    for member in members:
+        if isinstance(member, _Conv) and member.chain.bias_value is not None:
+            owner = member.chain.bias_value.owner
+            if isinstance(owner, stablehlo.DynamicBroadcastInDimOp):
+                return owner.output_dimensions
+    return None
+
+
+def _erase_unread(root: ir.OpView) -> None:
+    """Erase `root`, which nothing reads now, and every StableHLO op that only the ops
+    erased read: users before their operands, each op once (keyed by address before
+    any is erased)."""
+    going = [root.operation]
+    keys = {op_key(root.operation)}
+    pending = [operand.owner for operand in root.operands]
+    while pending:
+        owner = pending.pop()
+        if not isinstance(owner, ir.OpView):
+            continue  # a block argument
+        op = owner.operation
+        key = op_key(op)
+        if key in keys or not op.name.startswith("stablehlo.") or not len(op.results):
+            continue
+        if all(op_key(_operation(use.owner)) in keys for result in op.results for use in result.uses):
+            going.append(op)
+            keys.add(key)
+            pending.extend(operand.owner for operand in op.operands)
+    for op in going:
+        op.erase()
+
+
+def _operation(owner) -> ir.Operation:
+    return owner.operation if isinstance(owner, ir.OpView) else owner
