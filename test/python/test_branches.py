@@ -196,3 +196,17 @@ def test_a_bug_in_the_merge_fails_the_pass_at_the_sum_and_keeps_the_process(monk
         stablehlo_bnfold.fold_batch_norm(exported.mlir_module())
     monkeypatch.undo()
     assert stablehlo_bnfold.fold_batch_norm(exported.mlir_module()).count("stablehlo.convolution") == 1
+
+
+@pytest.mark.parametrize("block, convolutions", [(RepVGGBlock(8), 1), (MobileOneBlock(8), 2), (ACBlock(8), 1)])
+def test_blocks_with_weights_as_arguments_merge_in_the_graph_and_compute_the_same(block, convolutions):
+    spec = jax.ShapeDtypeStruct((1, 16, 16, 8), np.float32)
+    variables = _flax_variables(jax.eval_shape(block.init, jax.random.PRNGKey(0), spec), seed=1)
+    exported = export.export(jax.jit(block.apply))(variables, spec)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    assert folded.mlir_module().count("stablehlo.convolution(") == convolutions, report.to_text()
+    x = np.random.default_rng(2).normal(size=spec.shape).astype(np.float32)
+    assert_close(np.asarray(exported.call(variables, x)), np.asarray(folded.call(variables, x)))
+    prepare, once = stablehlo_bnfold.fold_parameters(exported, parameters=0)
+    assert once.mlir_module().count("stablehlo.convolution(") == convolutions
+    assert_close(np.asarray(exported.call(variables, x)), np.asarray(once.call(prepare.call(variables), x)))

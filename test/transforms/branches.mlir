@@ -3,6 +3,8 @@
 // RUN:   | FileCheck --check-prefix=REPORT %s
 // RUN: stablehlo-bnfold-opt %s "--stablehlo-fold-batch-norm=merge-parallel-branches=false" --split-input-file \
 // RUN:   | FileCheck --check-prefix=UNMERGED %s
+// RUN: stablehlo-bnfold-opt %s "--stablehlo-fold-batch-norm=fold-weight-arguments=false" --split-input-file --report \
+// RUN:   2>&1 >/dev/null | FileCheck --check-prefix=NOARGS %s
 
 // fold/branches.py: after the patterns, parallel convolution branches that read one input
 // and meet in a sum (RepVGG, MobileOne, ACNet) become one convolution and one bias add:
@@ -83,7 +85,8 @@ func.func @mobileone_depthwise(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
 // -----
 
 // ACNet's asymmetric block: 3x3 (1) + 1x3 (2, padded along the width only) + 3x1 (4,
-// along the height only): the middle row gains 2, the middle column 4.
+// along the height only): the middle row gains 2, the middle column 4. (Strides of one
+// written out are the default.)
 // CHECK-LABEL: func.func @acnet_block
 // CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}5.000000e+00]], {{\[\[}}1.000000e+00]]], {{\[\[\[}}3.000000e+00]], {{\[\[}}7.000000e+00]], {{\[\[}}3.000000e+00]]], {{\[\[\[}}1.000000e+00]], {{\[\[}}5.000000e+00]], {{\[\[}}1.000000e+00]]]]> : tensor<3x3x1x1xf32>
 // CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
@@ -94,7 +97,7 @@ func.func @acnet_block(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k13 = stablehlo.constant dense<2.0> : tensor<1x3x1x1xf32>
   %k31 = stablehlo.constant dense<4.0> : tensor<3x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k33) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
-  %b = stablehlo.convolution(%x, %k13) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, 0], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %b = stablehlo.convolution(%x, %k13) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[0, 0], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x3x1x1xf32>) -> tensor<1x4x4x1xf32>
   %c = stablehlo.convolution(%x, %k31) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [0, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x1x1x1xf32>) -> tensor<1x4x4x1xf32>
   %ab = stablehlo.add %b, %a : tensor<1x4x4x1xf32>
   %abc = stablehlo.add %c, %ab : tensor<1x4x4x1xf32>
@@ -322,9 +325,15 @@ func.func @identity_of_a_convolution_that_moves_dimensions(%x: tensor<1x4x4x1xf3
 
 // -----
 
+// Weights passed as arguments merge in the graph: the other kernel added to the host's
+// (padded to its taps where it is smaller), on every call; without fold-weight-arguments
+// they stay in their branches.
 // CHECK-LABEL: func.func @weights_passed_as_an_argument
-// CHECK-COUNT-2: stablehlo.convolution
-// REPORT-DAG: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch's weights or bias are not constants [merge_parallel_branches]
+// CHECK:         %[[K:.+]] = stablehlo.add %{{.+}}, %arg0 : tensor<1x1x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg1, %[[K]])
+// CHECK-NEXT:    return %[[C]]
+// REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: merged 2 branches into stablehlo.convolution [merge_parallel_branches]
+// NOARGS: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch's weights or bias are not constants [merge_parallel_branches]
 func.func @weights_passed_as_an_argument(%w: tensor<1x1x1x1xf32>, %x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
@@ -337,8 +346,10 @@ func.func @weights_passed_as_an_argument(%w: tensor<1x1x1x1xf32>, %x: tensor<1x4
 
 // The same, the branch read first (the host) with its weights passed in.
 // CHECK-LABEL: func.func @host_weights_passed_as_an_argument
-// CHECK-COUNT-2: stablehlo.convolution
-// REPORT-DAG: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch's weights or bias are not constants [merge_parallel_branches]
+// CHECK:         %[[K:.+]] = stablehlo.add %arg0, %{{.+}} : tensor<1x1x1x1xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg1, %[[K]])
+// CHECK-NEXT:    return %[[C]]
+// NOARGS: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch's weights or bias are not constants [merge_parallel_branches]
 func.func @host_weights_passed_as_an_argument(%w: tensor<1x1x1x1xf32>, %x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
@@ -349,10 +360,57 @@ func.func @host_weights_passed_as_an_argument(%w: tensor<1x1x1x1xf32>, %x: tenso
 
 // -----
 
+// RepVGG with its weights and biases passed in (each branch's norm folded in the graph
+// already) and a constant identity branch: the 1x1 kernel padded to the 3x3's centre, the
+// identity's scale a constant kernel at the centre, the biases and the shift summed on
+// [C] vectors.
+// CHECK-LABEL: func.func @repvgg_block_with_weight_arguments
+// CHECK-DAG:     %[[Z:.+]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG:     %[[P:.+]] = stablehlo.pad %arg1, %[[Z]], low = [1, 1, 0, 0], high = [1, 1, 0, 0], interior = [0, 0, 0, 0]
+// CHECK:         %[[K1:.+]] = stablehlo.add %arg0, %[[P]]
+// CHECK:         %[[I:.+]] = stablehlo.constant dense<{{.+}}> : tensor<3x3x2x2xf32>
+// CHECK:         %[[K:.+]] = stablehlo.add %[[K1]], %[[I]]
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg4, %[[K]])
+// CHECK:         %[[B:.+]] = stablehlo.add %arg2, %arg3 : tensor<2xf32>
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [3]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[S]]
+// CHECK-NEXT:    return %[[Y]]
+// REPORT-DAG: branches.mlir:[[# @LINE + 12]]:{{[0-9]+}}: merged 3 branches into stablehlo.convolution [merge_parallel_branches]
+func.func @repvgg_block_with_weight_arguments(%k3: tensor<3x3x2x2xf32>, %k1: tensor<1x1x2x2xf32>, %b3: tensor<2xf32>, %b1: tensor<2xf32>, %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %s = stablehlo.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %c3 = stablehlo.convolution(%x, %k3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<3x3x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %bb3 = stablehlo.broadcast_in_dim %b3, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y3 = stablehlo.add %c3, %bb3 : tensor<1x4x4x2xf32>
+  %c1 = stablehlo.convolution(%x, %k1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %bb1 = stablehlo.broadcast_in_dim %b1, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y1 = stablehlo.add %c1, %bb1 : tensor<1x4x4x2xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %yi = stablehlo.multiply %x, %bs : tensor<1x4x4x2xf32>
+  %sum = stablehlo.add %y3, %y1 : tensor<1x4x4x2xf32>
+  %out = stablehlo.add %sum, %yi : tensor<1x4x4x2xf32>
+  return %out : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Kernels passed in and no bias adds: padding the 1x1 kernel (a pad and its zero) and
+// adding it takes more ops than the convolution and the sum that go.
+// CHECK-LABEL: func.func @merging_in_the_graph_costs_more_ops
+// CHECK-COUNT-2: stablehlo.convolution
+// REPORT-DAG: branches.mlir:[[# @LINE + 4]]:{{[0-9]+}}: branches not merged: merging in the graph would build more ops than it removes [merge_parallel_branches]
+func.func @merging_in_the_graph_costs_more_ops(%k3: tensor<3x3x1x1xf32>, %k1: tensor<1x1x1x1xf32>, %x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %a = stablehlo.convolution(%x, %k3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %b = stablehlo.convolution(%x, %k1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %a, %b : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @merged_weights_overflow
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: the merged weights or bias are not finite in their element type [merge_parallel_branches]
-// REPORT: 2 norms: 2 folded whole, 0 folded partly, 0 left (3 ops folded); 5 sums of parallel branches merged
+// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 8 sums of parallel branches merged
 func.func @merged_weights_overflow(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<3.0e38> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>

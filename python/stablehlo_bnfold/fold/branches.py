@@ -19,7 +19,11 @@ two or more terms with a convolution among them into one convolution, `L(x, K') 
 broadcast_in_dim(b')`: the kernels summed in float64 from their stored values (the wider
 master weights of a mixed-precision `convert(W)`), the biases and identity shifts alike,
 each rounded once to its element type. The merged convolution costs what the largest
-branch did. The other terms of the sum stay, added after it.
+branch did. The other terms of the sum stay, added after it. With weights passed as
+arguments (`fold-weight-arguments`), the graph computes the merged kernel on every call
+(each other kernel `pad`ded to its taps and added, an identity's scale as a constant
+mask times the scale) and the merged bias on [C] vectors, where that builds no more ops
+than go (`fold_parameters` computes them once).
 
 Holds when, in this order (each failure a `fold.reasons` constant, reported at the sum):
 no branch is transposed (lhs dilation) or reverses its window (`BRANCH_TRANSPOSED`); the
@@ -31,9 +35,10 @@ is in the sum's block (`BRANCH_OTHER_BLOCK`) and read only by the next (`BRANCH_
 one branch's kernel holds every other's taps (`BRANCH_TAPS`); an identity branch's
 convolution has stride one and the input's shape (`IDENTITY_RESIZES`), a tap at offset
 zero (`IDENTITY_NO_CENTRE`), and maps input feature o to output feature o
-(`IDENTITY_FEATURES`); every weight, bias and identity scale and shift is a constant
-(`BRANCH_NOT_CONSTANT`); the merged kernel and bias are finite in their element types
-(`BRANCH_NOT_FINITE`). The report has one line per sum merged (`merged 3 branches into
+(`IDENTITY_FEATURES`); every weight, bias and identity scale and shift is a constant, or
+with `fold-weight-arguments` each bias is a per-channel value (`BRANCH_NOT_CONSTANT`);
+the merged kernel and bias are finite in their element types (`BRANCH_NOT_FINITE`); in
+the graph, the merge builds no more ops than go (`BRANCH_MORE_OPS`). The report has one line per sum merged (`merged 3 branches into
 stablehlo.convolution`) or left, and the identity branch's norm as folded.
 """
 
@@ -50,7 +55,7 @@ from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
 from ..report import Recorder, op_key
 from . import reasons
-from .affine_map import AffineChain, BiasedLinear, affine_chain, biased_linear
+from .affine_map import AffineChain, BiasedLinear, PerChannel, affine_chain, biased_linear, per_channel, per_channel_op
 from .literals import float64_value
 from .reasons import Reason
 from .rewriter import FoldRewriter
@@ -85,16 +90,22 @@ class _Identity:
 
 @dataclass(frozen=True)
 class _Merged:
-    """What a merge writes: the host convolution's new kernel and bias (rounded)."""
+    """What a merge writes. With constants: the host convolution's new `kernel` and `bias`
+    (rounded). With weights in the graph (`kernel` None): the other branches' kernels and
+    where they are `padded` into the host's, the identities' `scales` and the `bias`, for
+    the build step to compute."""
 
     host: stablehlo.ConvolutionOp
-    kernel: np.ndarray
-    bias: np.ndarray | None
+    kernel: np.ndarray | None
+    bias: PerChannel | None
+    padded: tuple[tuple[ir.Value, tuple[slice, ...]], ...] = ()
+    scales: tuple[PerChannel, ...] = ()
 
 
-def merge_branches(root: ir.Operation, recorder: Recorder) -> None:
+def merge_branches(root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True) -> None:
     """Merge the parallel convolution branches of every sum under `root` (this module's
-    docstring), recording each merge and each sum left with its reason."""
+    docstring), recording each merge and each sum left with its reason; with
+    `fold_weight_arguments`, branches whose weights are arguments too, in the graph."""
     sums: list[stablehlo.AddOp] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -106,7 +117,7 @@ def merge_branches(root: ir.Operation, recorder: Recorder) -> None:
     root.walk(visit)
     for add in sums:
         try:
-            _merge_sum(add, recorder)
+            _merge_sum(add, recorder, fold_weight_arguments)
         except Exception as error:  # a bug: the pass fails with it, as a pattern's does
             recorder.error(add, PATTERN, error)
             return
@@ -145,7 +156,7 @@ def _terms(add: stablehlo.AddOp) -> list[ir.Value]:
     return terms
 
 
-def _groups(terms: list[ir.Value]) -> list[list[_Conv | _Identity]]:
+def _groups(terms: list[ir.Value], fold_weight_arguments: bool) -> list[list[_Conv | _Identity]]:
     """The terms grouped by the input they read: each convolution branch (a convolution,
     with its bias add) by its lhs, then each other term that is that input or an affine
     chain on it along the convolution's input feature. Groups of two or more only."""
@@ -159,7 +170,7 @@ def _groups(terms: list[ir.Value]) -> list[list[_Conv | _Identity]]:
             rest.append(term)
     for term in rest:
         for x, members in groups.items():
-            identity = _identity(term, x, members[0].conv)
+            identity = _identity(term, x, members[0].conv, fold_weight_arguments)
             if identity is not None:
                 members.append(identity)
                 break
@@ -173,7 +184,9 @@ def _input(value: ir.Value) -> tuple[ir.Value, str]:
     return (owner.operand if isinstance(owner, stablehlo.ConvertOp) else value, str(value.type))
 
 
-def _identity(term: ir.Value, x: tuple[ir.Value, str], conv: stablehlo.ConvolutionOp) -> _Identity | None:
+def _identity(
+    term: ir.Value, x: tuple[ir.Value, str], conv: stablehlo.ConvolutionOp, fold_weight_arguments: bool
+) -> _Identity | None:
     """`term` as an identity branch on `x` (`_input`) of `conv`: x itself, or an affine
     chain on x along the convolution's input feature dimension, or such a chain computed
     in a wider type between a convert pair (mixed precision's `convert(bn(convert(x)))`)."""
@@ -184,7 +197,9 @@ def _identity(term: ir.Value, x: tuple[ir.Value, str], conv: stablehlo.Convoluti
     if feature >= shape.rank or shape.is_dynamic_dim(feature):
         return None
     widened = isinstance(term.owner, stablehlo.ConvertOp)
-    chain = affine_chain(term.owner.operand if widened else term, feature, shape.get_dim_size(feature))
+    chain = affine_chain(
+        term.owner.operand if widened else term, feature, shape.get_dim_size(feature), fold_weight_arguments
+    )
     if not isinstance(chain, AffineChain):
         return None
     source = chain.x
@@ -193,33 +208,33 @@ def _identity(term: ir.Value, x: tuple[ir.Value, str], conv: stablehlo.Convoluti
     return _Identity(term, chain) if _input(source) == x else None
 
 
-def _merge_sum(add: stablehlo.AddOp, recorder: Recorder) -> None:
+def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool) -> None:
     """Merge each group of `add`'s terms, or record why it stays."""
-    for members in _groups(_terms(add)):
-        merged = _plan(members, add)
+    for members in _groups(_terms(add), fold_weight_arguments):
+        merged = _plan(members, add, fold_weight_arguments)
+        if not isinstance(merged, Reason):
+            with add.location:
+                merged = _build(members, merged, add, recorder)
         if isinstance(merged, Reason):
             recorder.merge(add, PATTERN, len(members), "stablehlo.convolution", merged)
             continue
-        with add.location:
-            value = _build(members, merged, add, recorder)
-        owner = value.owner
+        owner = merged.owner
         if isinstance(owner, stablehlo.AddOp) and _is_sum(owner):
-            _merge_sum(owner, recorder)  # the sum rebuilt: its other groups
+            _merge_sum(owner, recorder, fold_weight_arguments)  # the sum rebuilt: its other groups
         return
 
 
 _SAME = (
-    ("window_strides", reasons.BRANCH_STRIDES),
-    ("feature_group_count", reasons.BRANCH_GROUPS),
-    ("batch_group_count", reasons.BRANCH_GROUPS),
-    ("dimension_numbers", reasons.BRANCH_LAYOUT),
-    ("precision_config", reasons.BRANCH_PRECISION),
+    (lambda conv: _window(conv, "window_strides", 1), reasons.BRANCH_STRIDES),
+    (lambda conv: (str(conv.feature_group_count), str(conv.batch_group_count)), reasons.BRANCH_GROUPS),
+    (lambda conv: str(conv.dimension_numbers), reasons.BRANCH_LAYOUT),
+    (lambda conv: str(conv.precision_config), reasons.BRANCH_PRECISION),
 )
-"""The attributes every branch's convolution has alike, and the reason when one differs
-(a missing attribute is its default, as MLIR prints it)."""
+"""What every branch's convolution has alike (strides absent are ones), and the reason
+when one differs."""
 
 
-def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp) -> _Merged | Reason:
+def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp, fold_weight_arguments: bool) -> _Merged | Reason:
     """The merged kernel and bias of one group, or the first condition of this module's
     docstring that fails."""
     convs = [m for m in members if isinstance(m, _Conv)]
@@ -233,7 +248,10 @@ def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp) -> _Merged | R
         reason = _identity_reason(host)
         if reason is not None:
             return reason
-    return _values(members, host)
+    merged = _values(members, host)
+    if merged is None and fold_weight_arguments:
+        return _graph_values(members, host)
+    return reasons.BRANCH_NOT_CONSTANT if merged is None else merged
 
 
 def _attributes_reason(convs: list[_Conv]) -> Reason | None:
@@ -246,8 +264,8 @@ def _attributes_reason(convs: list[_Conv]) -> Reason | None:
             return reasons.BRANCH_TRANSPOSED
     first = convs[0].conv
     for branch in convs[1:]:
-        for name, reason in _SAME:
-            if str(getattr(branch.conv, name)) != str(getattr(first, name)):
+        for read, reason in _SAME:
+            if read(branch.conv) != read(first):
                 return reason
     return None
 
@@ -348,15 +366,16 @@ def _centre(host: stablehlo.ConvolutionOp) -> list[int] | None:
     return centre
 
 
-def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> _Merged | Reason:
+def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> _Merged | Reason | None:
     """The host's kernel plus every other branch's, embedded at its taps, plus each
     identity's scale at the centre tap; the biases plus the identities' shifts: summed in
-    float64, rounded once. `BRANCH_NOT_CONSTANT`, then `BRANCH_NOT_FINITE`."""
+    float64, rounded once; None where a value is not a constant, `BRANCH_NOT_FINITE`
+    where the sums are not finite in their types."""
     dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
     channels = ir.ShapedType(host.result.type).get_dim_size(dims.output_feature_dimension)
     kernel = float64_value(host.rhs)
     if kernel is None:
-        return reasons.BRANCH_NOT_CONSTANT
+        return None
     kernel, bias, biased = np.array(kernel, dtype=np.float64), np.zeros(channels), False
     for member in members:
         if isinstance(member, _Conv):
@@ -364,7 +383,7 @@ def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> 
         else:
             added = _identity_values(member, host, kernel, channels)
         if added is None:
-            return reasons.BRANCH_NOT_CONSTANT
+            return None
         if added is not False:
             bias += added
             biased = True
@@ -402,29 +421,70 @@ def _identity_values(
     if member.chain is not None and not member.chain.constant:
         return None
     scale, shift = member.chain.affine() if member.chain is not None else (np.ones(channels), False)
-    dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
-    spatial = list(dims.kernel_spatial_dimensions)
-    per_group = kernel.shape[dims.kernel_input_feature_dimension]
-    outputs = np.arange(channels)
-    index: list = [None] * kernel.ndim
-    for axis, tap in zip(spatial, _centre(host)):
-        index[axis] = tap
-    index[dims.kernel_input_feature_dimension] = outputs % per_group
-    index[dims.kernel_output_feature_dimension] = outputs
-    kernel[tuple(index)] += scale
+    kernel[_centre_taps(host, kernel.shape, channels)] += scale
     return shift
 
 
-def _build(members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, recorder: Recorder) -> ir.Value:
+def _centre_taps(host: stablehlo.ConvolutionOp, shape, channels: int) -> tuple:
+    """The index of the host kernel's elements an identity sets: the centre tap, output
+    feature o at input index o mod (I / groups)."""
+    dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
+    outputs = np.arange(channels)
+    index: list = [None] * len(shape)
+    for axis, tap in zip(dims.kernel_spatial_dimensions, _centre(host)):
+        index[axis] = tap
+    index[dims.kernel_input_feature_dimension] = outputs % shape[dims.kernel_input_feature_dimension]
+    index[dims.kernel_output_feature_dimension] = outputs
+    return tuple(index)
+
+
+def _graph_values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> _Merged | Reason:
+    """With weights passed as arguments: what the graph adds to the host's kernel (the
+    other kernels padded to its taps, the identities' scales at the centre tap) and the
+    bias (the branches' biases and the identities' shifts), as per-channel values the
+    build computes; `BRANCH_NOT_CONSTANT` where a bias is not per-channel."""
+    feature = stablehlo.ConvDimensionNumbers(host.dimension_numbers).output_feature_dimension
+    channels = ir.ShapedType(host.result.type).get_dim_size(feature)
+    padded, scales, bias = [], [], None
+    for member in members:
+        if isinstance(member, _Conv):
+            if member.conv != host:
+                padded.append((member.conv.rhs, _taps(host, member.conv)))
+            shift = None
+            if member.chain.bias_value is not None:
+                shift = per_channel(member.chain.bias_value, feature, channels, True)
+                if shift is None:
+                    return reasons.BRANCH_NOT_CONSTANT
+        elif member.chain is None:
+            scales.append(np.ones(channels))
+            shift = None
+        else:
+            scale, shift = member.chain.affine(host.result)
+            scales.append(scale)
+        if shift is not None:
+            bias = shift if bias is None else per_channel_op(np.add, bias, shift, host.result)
+    return _Merged(host, None, bias, tuple(padded), tuple(scales))
+
+
+def _build(
+    members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, recorder: Recorder
+) -> ir.Value | Reason:
     """Write the merged convolution and bias add before the sum, add the sum's other terms
     to it, replace the sum and erase what only it read; record the merge and each identity
-    branch's norm as folded."""
+    branch's norm as folded. In the graph, `BRANCH_NOT_FINITE` where a constant does not
+    fit its type, and `BRANCH_MORE_OPS` where the ops built outnumber those that go."""
     rw = FoldRewriter(add, None, recorder, PATTERN)
     try:
         value = _merged_sum(members, merged, add, rw)
     except Exception:
         rw.discard_created()  # nothing half-built stays
         raise
+    reason = reasons.BRANCH_NOT_FINITE if value is None else None
+    if reason is None and merged.kernel is None and rw.adds_ops([add]):
+        reason = reasons.BRANCH_MORE_OPS
+    if reason is not None:
+        rw.discard_created()
+        return reason
     for member in members:
         if isinstance(member, _Identity) and member.chain is not None:
             norm = recorder.new_norm()
@@ -436,19 +496,74 @@ def _build(members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.Add
     return value
 
 
-def _merged_sum(members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, rw: FoldRewriter) -> ir.Value:
+def _merged_sum(
+    members: list[_Conv | _Identity], merged: _Merged, add: stablehlo.AddOp, rw: FoldRewriter
+) -> ir.Value | None:
     """The merged convolution, its bias add and the sum's other terms added to it, built
-    before the sum."""
+    before the sum; None where a constant does not fit its type."""
     host = merged.host
-    value = rw.with_operand(host, 1, rw.constant(merged.kernel, host.rhs.type, host.location))
+    if merged.kernel is not None:
+        kernel = rw.constant(merged.kernel, host.rhs.type, host.location)
+    else:
+        kernel = _graph_kernel(merged, rw)
+    if kernel is None:
+        return None
+    value = rw.with_operand(host, 1, kernel)
     if merged.bias is not None:
         feature = stablehlo.ConvDimensionNumbers(host.dimension_numbers).output_feature_dimension
-        value = rw.add_per_feature(value, merged.bias, feature, value, _shape(members))
+        channels = ir.ShapedType(value.type).get_dim_size(feature)
+        element_type = ir.ShapedType(value.type).element_type
+        bias = rw.vector(*rw.realize(merged.bias), channels, element_type)
+        if bias is None:
+            return None
+        value = rw.elementwise(stablehlo.AddOp, value, rw.broadcast(bias, value, feature, _shape(members)))
     merged_terms = [m.term for m in members]
     for term in _terms(add):
         if not any(term == t for t in merged_terms):
             value = rw.elementwise(stablehlo.AddOp, value, term)
     return value
+
+
+def _graph_kernel(merged: _Merged, rw: FoldRewriter) -> ir.Value | None:
+    """The host's kernel plus, in the graph, each other kernel padded to its taps (zeros
+    around and between them) and each identity's scale at the centre tap (a constant
+    mask times the scale broadcast along the output features); None where a constant
+    scale does not fit the kernel's type."""
+    host = merged.host
+    kernel_type = ir.RankedTensorType(host.rhs.type)
+    dtype = float_dtype(kernel_type.element_type)
+    spatial = list(stablehlo.ConvDimensionNumbers(host.dimension_numbers).kernel_spatial_dimensions)
+    kernel, zero = host.rhs, None
+    for rhs, taps in merged.padded:
+        shape = ir.RankedTensorType(rhs.type).shape
+        low, high, interior = [0] * kernel_type.rank, [0] * kernel_type.rank, [0] * kernel_type.rank
+        for axis, tap in zip(spatial, taps):
+            low[axis], interior[axis] = tap.start, tap.step - 1
+            high[axis] = kernel_type.shape[axis] - (tap.start + (shape[axis] - 1) * tap.step + 1)
+        if any(low) or any(high) or any(interior):  # else the kernel is the host's shape already
+            if zero is None:
+                zero = rw.constant(np.zeros((), dtype), ir.RankedTensorType.get([], kernel_type.element_type), host.location)
+            rhs = rw.build(stablehlo.PadOp, rhs, zero, low, high, interior)
+        kernel = rw.elementwise(stablehlo.AddOp, kernel, rhs)
+    output = stablehlo.ConvDimensionNumbers(host.dimension_numbers).kernel_output_feature_dimension
+    channels = kernel_type.shape[output]
+    for scale in merged.scales:
+        mask = np.zeros(kernel_type.shape)
+        taps = _centre_taps(host, kernel_type.shape, channels)
+        if isinstance(scale, np.ndarray):
+            mask[taps] = scale
+            identity = round_to(dtype, mask)
+            if identity is None:
+                return None
+            kernel = rw.elementwise(stablehlo.AddOp, kernel, rw.constant(identity, kernel_type, host.location))
+            continue
+        mask[taps] = 1.0
+        vector = rw.vector(*rw.realize(scale), channels, kernel_type.element_type)
+        scaled = rw.elementwise(
+            stablehlo.MulOp, rw.constant(mask.astype(dtype), kernel_type, host.location), rw.broadcast(vector, kernel, output)
+        )
+        kernel = rw.elementwise(stablehlo.AddOp, kernel, scaled)
+    return kernel
 
 
 def _shape(members: list[_Conv | _Identity]) -> ir.Value | None:

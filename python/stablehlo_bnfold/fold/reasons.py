@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BRANCH_GROUPS",
     "BRANCH_LAYOUT",
+    "BRANCH_MORE_OPS",
     "BRANCH_NOT_CONSTANT",
     "BRANCH_NOT_FINITE",
     "BRANCH_OTHER_BLOCK",
@@ -491,7 +492,12 @@ BRANCH_TAPS = Reason("no branch's kernel holds the other branches' taps")
 number of that kernel's dilations, its dilation a multiple of it (or its kernel one tap
 wide there), its taps inside it. ACNet's 1x3 and 3x1 merge only with its 3x3."""
 BRANCH_NOT_CONSTANT = Reason("a branch's weights or bias are not constants")
-"""Weights passed as arguments stay in their branches."""
+"""With `fold-weight-arguments=false`, weights passed as arguments stay in their branches;
+with it, a bias that is no per-channel value."""
+BRANCH_MORE_OPS = Reason("merging in the graph would build more ops than it removes")
+"""Weights passed as arguments are padded and added in the graph on every call: where
+that takes more ops than the branches' convolutions, bias adds and sums that go, the
+branches stay."""
 BRANCH_NOT_FINITE = Reason("the merged weights or bias are not finite in their element type")
 IDENTITY_RESIZES = Reason("the identity branch's convolution is strided or changes the size")
 IDENTITY_NO_CENTRE = Reason("the identity branch's convolution has no tap at offset zero")
