@@ -210,3 +210,17 @@ def test_blocks_with_weights_as_arguments_merge_in_the_graph_and_compute_the_sam
     prepare, once = stablehlo_bnfold.fold_parameters(exported, parameters=0)
     assert once.mlir_module().count("stablehlo.convolution(") == convolutions
     assert_close(np.asarray(exported.call(variables, x)), np.asarray(once.call(prepare.call(variables), x)))
+
+
+def test_the_benchmark_measures_a_stage_merged_and_kept():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "branches.py"
+    spec = importlib.util.spec_from_file_location("branches_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    row = benchmark.measure("repvgg", blocks=1, channels=8, size=8, rounds=1, inner=1)
+    counts = (row["original_convolutions"], row["folded_convolutions"], row["merged_convolutions"])
+    assert counts == (2, 2, 1)
+    assert row["merged_max_rel_difference"] < 1e-5
