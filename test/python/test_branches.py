@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import flax.linen as nn
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -224,3 +225,19 @@ def test_the_benchmark_measures_a_stage_merged_and_kept():
     counts = (row["original_convolutions"], row["folded_convolutions"], row["merged_convolutions"])
     assert counts == (2, 2, 1)
     assert row["merged_max_rel_difference"] < 1e-5
+
+
+def test_mixed_precision_weights_as_arguments_are_summed_in_their_master_type_and_rounded_once():
+    # Flax's dtype=bfloat16 with float32 parameters: each kernel is convert(W_f32 * s); the
+    # merged one is convert(W3 * s3 + pad(W1 * s1)), one rounding to bf16, not two.
+    block = RepVGGBlock(8, dtype=jnp.bfloat16)
+    spec = jax.ShapeDtypeStruct((1, 16, 16, 8), np.float32)
+    variables = _flax_variables(jax.eval_shape(block.init, jax.random.PRNGKey(0), spec), seed=1)
+    exported = export.export(jax.jit(block.apply))(variables, spec)
+    folded = stablehlo_bnfold.fold_batch_norm(exported)
+    text = folded.mlir_module()
+    assert text.count("stablehlo.convolution(") == 1
+    assert "-> tensor<3x3x8x8xf32>" in text.split("stablehlo.pad")[1].split("\n")[0]
+    assert len([line for line in text.split("\n") if "stablehlo.convert" in line and "3x3x8x8xbf16>" in line]) == 1
+    x = np.random.default_rng(2).normal(size=spec.shape).astype(np.float32)
+    assert_close(np.asarray(exported.call(variables, x)), np.asarray(folded.call(variables, x)))

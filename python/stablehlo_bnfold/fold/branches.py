@@ -21,8 +21,9 @@ master weights of a mixed-precision `convert(W)`), the biases and identity shift
 each rounded once to its element type. The merged convolution costs what the largest
 branch did. The other terms of the sum stay, added after it. With weights passed as
 arguments (`fold-weight-arguments`), the graph computes the merged kernel on every call
-(each other kernel `pad`ded to its taps and added, an identity's scale as a constant
-mask times the scale) and the merged bias on [C] vectors, where that builds no more ops
+(each other kernel `pad`ded to its taps and added, in the master weights' wider type
+where every kernel is a convert of one, an identity's scale as a constant mask times
+the scale) and the merged bias on [C] vectors, where that builds no more ops
 than go (`fold_parameters` computes them once).
 
 Holds when, in this order (each failure a `fold.reasons` constant, reported at the sum):
@@ -530,11 +531,14 @@ def _graph_kernel(merged: _Merged, rw: FoldRewriter) -> ir.Value | None:
     mask times the scale broadcast along the output features); None where a constant
     scale does not fit the kernel's type."""
     host = merged.host
-    kernel_type = ir.RankedTensorType(host.rhs.type)
+    masters = _masters([host.rhs, *(rhs for rhs, _ in merged.padded)])
+    kernel = masters[0] if masters else host.rhs
+    kernel_type = ir.RankedTensorType(kernel.type)
     dtype = float_dtype(kernel_type.element_type)
     spatial = list(stablehlo.ConvDimensionNumbers(host.dimension_numbers).kernel_spatial_dimensions)
-    kernel, zero = host.rhs, None
-    for rhs, taps in merged.padded:
+    zero = None
+    for index, (rhs, taps) in enumerate(merged.padded, start=1):
+        rhs = masters[index] if masters else rhs
         shape = ir.RankedTensorType(rhs.type).shape
         low, high, interior = [0] * kernel_type.rank, [0] * kernel_type.rank, [0] * kernel_type.rank
         for axis, tap in zip(spatial, taps):
@@ -563,7 +567,24 @@ def _graph_kernel(merged: _Merged, rw: FoldRewriter) -> ir.Value | None:
             stablehlo.MulOp, rw.constant(mask.astype(dtype), kernel_type, host.location), rw.broadcast(vector, kernel, output)
         )
         kernel = rw.elementwise(stablehlo.AddOp, kernel, scaled)
+    if masters:
+        kernel = rw.build(stablehlo.ConvertOp, host.rhs.type, kernel)
     return kernel
+
+
+def _masters(kernels: list[ir.Value]) -> list[ir.Value]:
+    """The wider master weights each of `kernels` is a convert of (mixed precision's
+    `convert(W_f32)`), when every one is, from one wider type: summed there, the merged
+    kernel is rounded once. Else []."""
+    owners = [kernel.owner for kernel in kernels]
+    if not all(isinstance(owner, stablehlo.ConvertOp) for owner in owners):
+        return []
+    wide = {str(ir.ShapedType(owner.operand.type).element_type) for owner in owners}
+    narrow = float_dtype(ir.ShapedType(kernels[0].type).element_type)
+    source = float_dtype(ir.ShapedType(owners[0].operand.type).element_type)
+    if len(wide) != 1 or source is None or narrow is None or source.itemsize <= narrow.itemsize:
+        return []
+    return [owner.operand for owner in owners]
 
 
 def _shape(members: list[_Conv | _Identity]) -> ir.Value | None:
