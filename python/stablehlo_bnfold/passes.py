@@ -129,7 +129,7 @@ class FoldBatchNormPass:
                     if collecting:
                         gc.enable()
                 if self.merge_parallel_branches:
-                    merge_branches(op, recorder, self.fold_weight_arguments)
+                    merge_branches(op, recorder, self.fold_weight_arguments, self.fold_narrow_weights)
                 evaluate_literals(op, recorder)
                 report_chains_left(op, recorder, self.fold_weight_arguments)
 

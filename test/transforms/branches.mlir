@@ -5,6 +5,8 @@
 // RUN:   | FileCheck --check-prefix=UNMERGED %s
 // RUN: stablehlo-bnfold-opt %s "--stablehlo-fold-batch-norm=fold-weight-arguments=false" --split-input-file --report \
 // RUN:   2>&1 >/dev/null | FileCheck --check-prefix=NOARGS %s
+// RUN: stablehlo-bnfold-opt %s "--stablehlo-fold-batch-norm=fold-narrow-weights=false" --split-input-file --report \
+// RUN:   2>&1 >/dev/null | FileCheck --check-prefix=NARROW %s
 
 // fold/branches.py: after the patterns, parallel convolution branches that read one input
 // and meet in a sum (RepVGG, MobileOne, ACNet) become one convolution and one bias add:
@@ -407,10 +409,29 @@ func.func @merging_in_the_graph_costs_more_ops(%k3: tensor<3x3x1x1xf32>, %k1: te
 
 // -----
 
+// Kernels stored only in bf16: merged, their sum is rounded to bf16 again (without
+// fold-narrow-weights they stay, as the norms folded into them would).
+// CHECK-LABEL: func.func @narrow_kernels_without_a_master_copy
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<3.000000e+00> : tensor<1x1x1x1xbf16>
+// CHECK:         stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.convolution
+// REPORT-DAG: branches.mlir:[[# @LINE + 7]]:{{[0-9]+}}: merged 2 branches into stablehlo.convolution [merge_parallel_branches]
+// NARROW: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: weights have no wider master copy: folding would round them again [merge_parallel_branches]
+func.func @narrow_kernels_without_a_master_copy(%x: tensor<1x4x4x1xbf16>) -> tensor<1x4x4x1xbf16> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xbf16>
+  %k2 = stablehlo.constant dense<2.0> : tensor<1x1x1x1xbf16>
+  %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xbf16>, tensor<1x1x1x1xbf16>) -> tensor<1x4x4x1xbf16>
+  %b = stablehlo.convolution(%x, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xbf16>, tensor<1x1x1x1xbf16>) -> tensor<1x4x4x1xbf16>
+  %y = stablehlo.add %a, %b : tensor<1x4x4x1xbf16>
+  return %y : tensor<1x4x4x1xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @merged_weights_overflow
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: the merged weights or bias are not finite in their element type [merge_parallel_branches]
-// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 8 sums of parallel branches merged
+// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 9 sums of parallel branches merged
 func.func @merged_weights_overflow(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<3.0e38> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>

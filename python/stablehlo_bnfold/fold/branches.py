@@ -36,7 +36,9 @@ is in the sum's block (`BRANCH_OTHER_BLOCK`) and read only by the next (`BRANCH_
 one branch's kernel holds every other's taps (`BRANCH_TAPS`); an identity branch's
 convolution has stride one and the input's shape (`IDENTITY_RESIZES`), a tap at offset
 zero (`IDENTITY_NO_CENTRE`), and maps input feature o to output feature o
-(`IDENTITY_FEATURES`); every weight, bias and identity scale and shift is a constant, or
+(`IDENTITY_FEATURES`); with `fold-narrow-weights` off, the kernels are not narrow
+(bf16, f16) with no wider master copy (`NO_MASTER_WEIGHTS`; on, the report marks the
+identity branches' folds `rounded again`); every weight, bias and identity scale and shift is a constant, or
 with `fold-weight-arguments` each bias is a per-channel value (`BRANCH_NOT_CONSTANT`);
 the merged kernel and bias are finite in their element types (`BRANCH_NOT_FINITE`); in
 the graph, the merge builds no more ops than go (`BRANCH_MORE_OPS`). The report has one line per sum merged (`merged 3 branches into
@@ -45,7 +47,7 @@ stablehlo.convolution`) or left, and the identity branch's norm as folded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -59,7 +61,7 @@ from . import reasons
 from .affine_map import AffineChain, BiasedLinear, PerChannel, affine_chain, biased_linear, per_channel, per_channel_op
 from .literals import float64_value
 from .reasons import Reason
-from .rewriter import FoldRewriter
+from .rewriter import SHORT_NAMES, FoldRewriter
 
 __all__ = ["PATTERN", "merge_branches"]
 
@@ -101,12 +103,18 @@ class _Merged:
     bias: PerChannel | None
     padded: tuple[tuple[ir.Value, tuple[slice, ...]], ...] = ()
     scales: tuple[PerChannel, ...] = ()
+    rounded_again: str = ""
+    """The narrow type (`bf16`, `f16`) of kernels with no wider master copy that the merge
+    rounds again (the report marks the identity branches' folds with it)."""
 
 
-def merge_branches(root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True) -> None:
+def merge_branches(
+    root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True
+) -> None:
     """Merge the parallel convolution branches of every sum under `root` (this module's
     docstring), recording each merge and each sum left with its reason; with
-    `fold_weight_arguments`, branches whose weights are arguments too, in the graph."""
+    `fold_weight_arguments`, branches whose weights are arguments too, in the graph; with
+    `fold_narrow_weights`, narrow kernels with no wider master copy too."""
     sums: list[stablehlo.AddOp] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -118,7 +126,7 @@ def merge_branches(root: ir.Operation, recorder: Recorder, fold_weight_arguments
     root.walk(visit)
     for add in sums:
         try:
-            _merge_sum(add, recorder, fold_weight_arguments)
+            _merge_sum(add, recorder, fold_weight_arguments, fold_narrow_weights)
         except Exception as error:  # a bug: the pass fails with it, as a pattern's does
             recorder.error(add, PATTERN, error)
             return
@@ -209,10 +217,10 @@ def _identity(
     return _Identity(term, chain) if _input(source) == x else None
 
 
-def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool) -> None:
+def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> None:
     """Merge each group of `add`'s terms, or record why it stays."""
     for members in _groups(_terms(add), fold_weight_arguments):
-        merged = _plan(members, add, fold_weight_arguments)
+        merged = _plan(members, add, fold_weight_arguments, fold_narrow_weights)
         if not isinstance(merged, Reason):
             with add.location:
                 merged = _build(members, merged, add, recorder)
@@ -221,7 +229,7 @@ def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: 
             continue
         owner = merged.owner
         if isinstance(owner, stablehlo.AddOp) and _is_sum(owner):
-            _merge_sum(owner, recorder, fold_weight_arguments)  # the sum rebuilt: its other groups
+            _merge_sum(owner, recorder, fold_weight_arguments, fold_narrow_weights)  # the sum rebuilt
         return
 
 
@@ -235,7 +243,9 @@ _SAME = (
 when one differs."""
 
 
-def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp, fold_weight_arguments: bool) -> _Merged | Reason:
+def _plan(
+    members: list[_Conv | _Identity], add: stablehlo.AddOp, fold_weight_arguments: bool, fold_narrow_weights: bool
+) -> _Merged | Reason:
     """The merged kernel and bias of one group, or the first condition of this module's
     docstring that fails."""
     convs = [m for m in members if isinstance(m, _Conv)]
@@ -249,10 +259,25 @@ def _plan(members: list[_Conv | _Identity], add: stablehlo.AddOp, fold_weight_ar
         reason = _identity_reason(host)
         if reason is not None:
             return reason
+    narrow = _rounded_again(convs)
+    if narrow and not fold_narrow_weights:
+        return reasons.NO_MASTER_WEIGHTS
     merged = _values(members, host)
     if merged is None and fold_weight_arguments:
-        return _graph_values(members, host)
-    return reasons.BRANCH_NOT_CONSTANT if merged is None else merged
+        merged = _graph_values(members, host)
+    if merged is None:
+        return reasons.BRANCH_NOT_CONSTANT
+    return merged if isinstance(merged, Reason) else replace(merged, rounded_again=narrow)
+
+
+def _rounded_again(convs: list[_Conv]) -> str:
+    """The short name of the kernels' type where it is narrow (bf16, f16) and they are no
+    converts of wider master weights, which merging rounds again; else ""."""
+    rhs = convs[0].conv.rhs
+    dtype = float_dtype(ir.ShapedType(rhs.type).element_type)
+    if dtype is None or dtype.itemsize >= 4 or _masters([c.conv.rhs for c in convs]):
+        return ""
+    return SHORT_NAMES.get(dtype.name, dtype.name)
 
 
 def _attributes_reason(convs: list[_Conv]) -> Reason | None:
@@ -490,7 +515,7 @@ def _build(
         if isinstance(member, _Identity) and member.chain is not None:
             norm = recorder.new_norm()
             for step in reversed(member.chain.steps):
-                recorder.fold(step.op, PATTERN, "stablehlo.convolution", norm=norm)
+                recorder.fold(step.op, PATTERN, "stablehlo.convolution", rounded_again=merged.rounded_again, norm=norm)
     recorder.merge(add, PATTERN, len(members), "stablehlo.convolution")
     add.result.replace_all_uses_with(value)
     _erase_unread(add)

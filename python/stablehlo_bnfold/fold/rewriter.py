@@ -22,7 +22,7 @@ from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder, op_key
 from .affine_map import LINEAR_OPS, Computed, computed_from_data
 
-__all__ = ["FoldRewriter", "Outcome", "Pattern"]
+__all__ = ["SHORT_NAMES", "FoldRewriter", "Outcome", "Pattern"]
 
 _log = logging.getLogger(__name__)
 
@@ -414,7 +414,7 @@ class FoldRewriter:
 
     def _rounded_again_name(self) -> str:
         dtype = self.rounded_again
-        return "" if dtype is None else _SHORT_NAMES.get(dtype.name, dtype.name)
+        return "" if dtype is None else SHORT_NAMES.get(dtype.name, dtype.name)
 
     def note(self, op: ir.OpView, reason: str) -> None:
         """Record why `op`, which a fold built to keep what it could not fold, stays."""
@@ -456,7 +456,7 @@ def _laid_along(value: ir.Value, target: ir.RankedTensorType, axis: int) -> bool
 
 _ORDER = operator.attrgetter("order")
 
-_SHORT_NAMES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
+SHORT_NAMES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 """How the report names a type weights are rounded to again (MLIR's names)."""
 
 _OP_OF_UFUNC = {
