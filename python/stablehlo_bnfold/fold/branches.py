@@ -30,18 +30,18 @@ Holds when, in this order (each failure a `fold.reasons` constant, reported at t
 no branch is transposed (lhs dilation) or reverses its window (`BRANCH_TRANSPOSED`); the
 convolutions have the same strides (`BRANCH_STRIDES`), feature and batch group counts
 (`BRANCH_GROUPS`), dimension numbers (`BRANCH_LAYOUT`) and precision config
-(`BRANCH_PRECISION`) (their element types are alike, being those of one input and one
-sum); every op of a branch
-is in the sum's block (`BRANCH_OTHER_BLOCK`) and read only by the next (`BRANCH_USERS`);
-one branch's kernel holds every other's taps (`BRANCH_TAPS`); an identity branch's
-convolution has stride one and the input's shape (`IDENTITY_RESIZES`), a tap at offset
-zero (`IDENTITY_NO_CENTRE`), and maps input feature o to output feature o
-(`IDENTITY_FEATURES`); with `fold-narrow-weights` off, the kernels are not narrow
-(bf16, f16) with no wider master copy (`NO_MASTER_WEIGHTS`; on, the report marks the
-identity branches' folds `rounded again`); every weight, bias and identity scale and shift is a constant, or
-with `fold-weight-arguments` each bias is a per-channel value (`BRANCH_NOT_CONSTANT`);
-the merged kernel and bias are finite in their element types (`BRANCH_NOT_FINITE`); in
-the graph, the merge builds no more ops than go (`BRANCH_MORE_OPS`). The report has one line per sum merged (`merged 3 branches into
+(`BRANCH_PRECISION`) (their element types are alike: those of one input and one sum);
+every op of a branch is in the sum's block (`BRANCH_OTHER_BLOCK`) and read only by the
+next (`BRANCH_USERS`); one branch's kernel holds every other's taps (`BRANCH_TAPS`); an
+identity branch's convolution has stride one and the input's shape (`IDENTITY_RESIZES`),
+a tap at offset zero (`IDENTITY_NO_CENTRE`), and maps input feature o to output feature
+o (`IDENTITY_FEATURES`); with `fold-narrow-weights` off, the kernels are not narrow
+(bf16, f16) with no wider master copy (`NO_MASTER_WEIGHTS`; with it on, the report marks
+the identity branches' folds `rounded again`); every weight, bias and identity scale and
+shift is a constant, or with `fold-weight-arguments` each bias is a per-channel value
+(`BRANCH_NOT_CONSTANT`); the merged kernel and bias are finite in their element types
+(`BRANCH_NOT_FINITE`); in the graph, the merge builds no more ops than go
+(`BRANCH_MORE_OPS`). The report has one line per sum merged (`merged 3 branches into
 stablehlo.convolution`) or left, and the identity branch's norm as folded.
 """
 
