@@ -180,9 +180,10 @@ def _parser() -> argparse.ArgumentParser:
         action=_AppendPass,
         nargs=0,
         dest="passes",
-        help="fold batch norm into convolutions and dot_generals; options as "
-        f"--{ARGUMENT}='max-iterations=N fold-weight-arguments=false "
-        "fold-larger-weight-arguments=true' (docs/passes.md)",
+        help="fold batch norm into convolutions and dot_generals, and merge parallel "
+        f"convolution branches; options as --{ARGUMENT}='max-iterations=N "
+        "fold-weight-arguments=false fold-larger-weight-arguments=true "
+        "merge-parallel-branches=false' (docs/passes.md)",
     )
     for name, what in (("canonicalize", "MLIR's canonicalizer"), ("cse", "common subexpression elimination")):
         parser.add_argument(
