@@ -10,6 +10,7 @@ from __future__ import annotations
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 from helpers import assert_close
@@ -241,3 +242,87 @@ def test_mixed_precision_weights_as_arguments_are_summed_in_their_master_type_an
     assert len([line for line in text.split("\n") if "stablehlo.convert" in line and "3x3x8x8xbf16>" in line]) == 1
     x = np.random.default_rng(2).normal(size=spec.shape).astype(np.float32)
     assert_close(np.asarray(exported.call(variables, x)), np.asarray(folded.call(variables, x)))
+
+
+def _random_branches(seed: int):
+    """A seeded sum of 2 or 3 parallel convolutions of one input (1 to 3 spatial
+    dimensions, channels last or first, grouped or not; most draws a 3- or 5-tap kernel
+    and smaller ones that fit in it, dilated or not, the others any kernels of 1 to 5 taps;
+    padded so that their outputs agree, most centred), some with bias adds, maybe
+    an identity branch x * s + t, summed in a random order; f32 or bf16, weights as
+    constants or arguments, a static or symbolic batch. None where the draw is no valid
+    program."""
+    rng = np.random.default_rng(seed)
+    nd, channels_last = int(rng.choice([1, 2, 2, 3])), bool(rng.random() < 0.5)
+    c = int(rng.choice([1, 2, 4]))
+    groups = int(rng.choice([g for g in (1, 2, c) if c % g == 0]))
+    size = [int(rng.integers(3, 7)) for _ in range(nd)]
+    strides = [int(rng.choice([1, 1, 1, 2])) for _ in range(nd)]
+    dtype = ml_dtypes.bfloat16 if rng.random() < 0.25 else np.float32
+    arguments, symbolic = bool(rng.random() < 0.4), bool(rng.random() < 0.3)
+    windows, fitting = [], rng.random() < 0.8  # most draws: windows that fit in the first
+    host = [int(rng.choice([3, 5])) for _ in range(nd)]
+    for index in range(int(rng.integers(2, 4))):
+        if fitting:
+            kernel = host if index == 0 else [int(rng.choice([1, 3, h])) for h in host]
+            dilation = [2 if index and k == 3 and h == 5 and rng.random() < 0.5 else 1 for k, h in zip(kernel, host)]
+        else:
+            kernel = [int(rng.choice([1, 2, 3, 5])) for _ in range(nd)]
+            dilation = [int(rng.choice([1, 1, 2])) for _ in range(nd)]
+        padding = []
+        for n, k, d, s in zip(size, kernel, dilation, strides):
+            extent = (k - 1) * d + 1
+            low = (extent - 1) // 2 if fitting else int(rng.integers(-1, extent))
+            padding.append((low, (-(-n // s) - 1) * s + extent - n - low))  # the same output size
+        windows.append((kernel, dilation, padding, bool(rng.random() < 0.7)))
+    kernels = [rng.normal(size=(*k, c // groups, c)).astype(dtype) for k, _, _, _ in windows]
+    biases = [rng.normal(size=(c,)).astype(dtype) for _ in windows]
+    s, t = rng.normal(size=(c,)).astype(dtype), rng.normal(size=(c,)).astype(dtype)
+    identity = bool(rng.random() < 0.5)
+    order = rng.permutation(len(windows) + identity)
+    spatial = "DHW"[3 - nd :]
+    numbers = ("N" + spatial + "C", spatial + "IO", "N" + spatial + "C") if channels_last else ("NC" + spatial, spatial + "IO", "NC" + spatial)
+    axis = nd + 1 if channels_last else 1
+
+    def model(*operands):
+        ks, bs, x = (operands[: len(windows)], operands[len(windows) : -1], operands[-1]) if arguments else (kernels, biases, operands[-1])
+        along = [c if d == axis else 1 for d in range(nd + 2)]
+        terms = []
+        for (_, dilation, padding, biased), k, b in zip(windows, ks, bs):
+            y = jax.lax.conv_general_dilated(x, k, strides, padding, rhs_dilation=dilation,
+                                             dimension_numbers=numbers, feature_group_count=groups)
+            terms.append(y + b.reshape(along) if biased else y)
+        if identity:
+            terms.append(x * s.reshape(along) + t.reshape(along))
+        out = terms[order[0]]
+        for i in order[1:]:
+            out = out + terms[i]
+        return out
+
+    shape = (2, *size, c) if channels_last else (2, c, *size)
+    weights = [*kernels, *biases] if arguments else []
+    specs = [jax.ShapeDtypeStruct(w.shape, dtype) for w in weights]
+    try:
+        jax.eval_shape(model, *specs, jax.ShapeDtypeStruct(shape, dtype))
+    except (TypeError, ValueError):
+        return None
+    batch = export.symbolic_shape("b")[0] if symbolic else 2
+    exported = export.export(jax.jit(model))(*specs, jax.ShapeDtypeStruct((batch, *shape[1:]), dtype))
+    return exported, [*weights, rng.normal(size=shape).astype(dtype)]
+
+
+def test_random_parallel_branches_compute_what_they_computed_and_merged_ones_lose_convolutions():
+    merged = 0
+    for seed in range(40):
+        drawn = _random_branches(seed)
+        if drawn is None:
+            continue
+        exported, arguments = drawn
+        folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+        assert_close(np.asarray(exported.call(*arguments)), np.asarray(folded.call(*arguments)), f"seed {seed}")
+        before = exported.mlir_module().count("stablehlo.convolution(")
+        after = folded.mlir_module().count("stablehlo.convolution(")
+        if any(not m.reason for m in report.merges):
+            merged += 1
+            assert after < before, f"seed {seed}: {report.to_text()}"
+    assert merged >= 15  # the draws merge often enough to test the merge

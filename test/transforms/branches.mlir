@@ -126,6 +126,23 @@ func.func @dilated_branch_on_every_other_tap(%x: tensor<1x4x4x1xf32>) -> tensor<
 
 // -----
 
+// Both dilated: a 3x3 with dilation 4 lands on every other tap of a 5x5 with dilation 2.
+// CHECK-LABEL: func.func @dilated_branch_on_a_dilated_host
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}0.000000e+00]], {{\[\[}}1.000000e+00]], {{\[\[}}0.000000e+00]], {{\[\[}}1.000000e+00]]], {{\[\[\[}}0.000000e+00]], {{.*}} : tensor<5x5x1x1xf32>
+// CHECK:         stablehlo.convolution(%arg0, %[[K]]) {{.*}}pad = {{\[\[}}4, 4], [4, 4]], rhs_dilate = [2, 2]}
+// CHECK-NOT:     stablehlo.convolution
+// REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: merged 2 branches into stablehlo.convolution [merge_parallel_branches]
+func.func @dilated_branch_on_a_dilated_host(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %k5 = stablehlo.constant dense<0.0> : tensor<5x5x1x1xf32>
+  %k3 = stablehlo.constant dense<1.0> : tensor<3x3x1x1xf32>
+  %a = stablehlo.convolution(%x, %k5) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[4, 4], [4, 4]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<5x5x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %b = stablehlo.convolution(%x, %k3) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[4, 4], [4, 4]], rhs_dilate = [4, 4]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %a, %b : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+}
+
+// -----
+
 // torch's layout (NCHW, OIHW), the plain input as the identity branch (x + conv(x)), and
 // a term of the sum that reads another input: the input's branches merge, the other term
 // is added after them.
@@ -431,7 +448,7 @@ func.func @narrow_kernels_without_a_master_copy(%x: tensor<1x4x4x1xbf16>) -> ten
 // CHECK-LABEL: func.func @merged_weights_overflow
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: the merged weights or bias are not finite in their element type [merge_parallel_branches]
-// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 9 sums of parallel branches merged
+// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 10 sums of parallel branches merged
 func.func @merged_weights_overflow(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<3.0e38> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
