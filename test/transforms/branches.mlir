@@ -143,6 +143,51 @@ func.func @dilated_branch_on_a_dilated_host(%x: tensor<1x4x4x1xf32>) -> tensor<1
 
 // -----
 
+// Mixed precision: the identity norm computed in f32 between converts of the bf16 input
+// (Flax's dtype=bfloat16) joins the bf16 convolution like any other; its scale is
+// rounded into the bf16-only kernel with the rest (the report says so).
+// CHECK-LABEL: func.func @identity_computed_in_a_wider_type
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<1x1x2x2xbf16>
+// CHECK:         stablehlo.convolution(%arg0, %[[K]])
+// CHECK-NOT:     stablehlo.convert
+// REPORT-DAG: branches.mlir:[[# @LINE + 10]]:{{[0-9]+}}: folded stablehlo.multiply, stablehlo.add into stablehlo.convolution (rounded again in bf16) [merge_parallel_branches]
+// REPORT-DAG: branches.mlir:[[# @LINE + 12]]:{{[0-9]+}}: merged 2 branches into stablehlo.convolution [merge_parallel_branches]
+func.func @identity_computed_in_a_wider_type(%x: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xbf16> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x2x2xbf16>
+  %s = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %t = stablehlo.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x2xbf16>) -> tensor<1x4x4x2xbf16>
+  %w = stablehlo.convert %x : (tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %bt = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %xs = stablehlo.multiply %w, %bs : tensor<1x4x4x2xf32>
+  %xst = stablehlo.add %xs, %bt : tensor<1x4x4x2xf32>
+  %n = stablehlo.convert %xst : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xbf16>
+  %y = stablehlo.add %c, %n : tensor<1x4x4x2xbf16>
+  return %y : tensor<1x4x4x2xbf16>
+}
+
+// -----
+
+// The same, the widened input read by another op too: it stays, and the identity with it.
+// CHECK-LABEL: func.func @identity_whose_widened_input_is_read_elsewhere
+// CHECK:         stablehlo.convolution
+// CHECK:         stablehlo.multiply
+// REPORT-DAG: branches.mlir:[[# @LINE + 9]]:{{[0-9]+}}: branches not merged: a branch's convolution or bias add has other readers [merge_parallel_branches]
+func.func @identity_whose_widened_input_is_read_elsewhere(%x: tensor<1x4x4x2xbf16>) -> (tensor<1x4x4x2xbf16>, tensor<1x4x4x2xf32>) {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x2x2xbf16>
+  %s = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xbf16>, tensor<1x1x2x2xbf16>) -> tensor<1x4x4x2xbf16>
+  %w = stablehlo.convert %x : (tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %xs = stablehlo.multiply %w, %bs : tensor<1x4x4x2xf32>
+  %n = stablehlo.convert %xs : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xbf16>
+  %y = stablehlo.add %c, %n : tensor<1x4x4x2xbf16>
+  return %y, %w : tensor<1x4x4x2xbf16>, tensor<1x4x4x2xf32>
+}
+
+// -----
+
 // torch's layout (NCHW, OIHW), the plain input as the identity branch (x + conv(x)), and
 // a term of the sum that reads another input: the input's branches merge, the other term
 // is added after them.
@@ -176,6 +221,19 @@ func.func @transposed_branch(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
   %b = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[0, -3], [0, -3]], lhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %a, %b : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reversed_window
+// CHECK-COUNT-2: stablehlo.convolution
+// REPORT-DAG: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch is a transposed convolution (lhs dilation) or reverses its window [merge_parallel_branches]
+func.func @reversed_window(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
+  %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %b = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {reverse = [true, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
   %y = stablehlo.add %a, %b : tensor<1x4x4x1xf32>
   return %y : tensor<1x4x4x1xf32>
 }
@@ -448,7 +506,7 @@ func.func @narrow_kernels_without_a_master_copy(%x: tensor<1x4x4x1xbf16>) -> ten
 // CHECK-LABEL: func.func @merged_weights_overflow
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: the merged weights or bias are not finite in their element type [merge_parallel_branches]
-// REPORT: 3 norms: 3 folded whole, 0 folded partly, 0 left (4 ops folded); 10 sums of parallel branches merged
+// REPORT: 5 norms: 4 folded whole, 0 folded partly, 1 left (6 ops folded); 11 sums of parallel branches merged
 func.func @merged_weights_overflow(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<3.0e38> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>

@@ -311,7 +311,7 @@ def _placement_reason(members: list[_Conv | _Identity], add: stablehlo.AddOp) ->
             ops += [step.op for step in member.chain.steps]
             if isinstance(member.term.owner, stablehlo.ConvertOp):  # the convert pair's
                 shared |= not single_user(member.chain.x) or not single_user(member.chain.steps[0].op.result)
-        shared |= (isinstance(member, _Conv) or member.chain is not None) and not single_user(member.term)
+        shared |= member.chain is not None and not single_user(member.term)  # x itself: read by all
     if any(op.operation.block != block for op in ops):
         return reasons.BRANCH_OTHER_BLOCK
     return reasons.BRANCH_USERS if shared else None
