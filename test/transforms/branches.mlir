@@ -358,6 +358,22 @@ func.func @tap_between_dilated_taps(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf
 
 // -----
 
+// An undilated 3x3 aligned with the first tap of a 3x3 dilated by 2: its second tap
+// reads between the host's.
+// CHECK-LABEL: func.func @undilated_taps_between_dilated_ones
+// CHECK-COUNT-2: stablehlo.convolution
+// REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: no branch's kernel holds the other branches' taps [merge_parallel_branches]
+func.func @undilated_taps_between_dilated_ones(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<3x3x1x1xf32>
+  %k2 = stablehlo.constant dense<2.0> : tensor<3x3x1x1xf32>
+  %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[2, 2], [2, 2]], rhs_dilate = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %b = stablehlo.convolution(%x, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[2, 0], [2, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %a, %b : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+}
+
+// -----
+
 // The input as a branch of a strided convolution that keeps the size (padded): output p
 // reads input 2p - 2, not p.
 // CHECK-LABEL: func.func @identity_of_a_strided_convolution
