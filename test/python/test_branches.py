@@ -263,9 +263,15 @@ def _random_branches(seed: int):
     windows, fitting = [], rng.random() < 0.8  # most draws: windows that fit in the first
     host = [int(rng.choice([3, 5])) for _ in range(nd)]
     for index in range(int(rng.integers(2, 4))):
-        if fitting:
+        if fitting:  # (a host dilated by 2 holds 3-tap kernels dilated by 2 or 4, and 1x1s)
             kernel = host if index == 0 else [int(rng.choice([1, 3, h])) for h in host]
-            dilation = [2 if index and k == 3 and h == 5 and rng.random() < 0.5 else 1 for k, h in zip(kernel, host)]
+            if index == 0:
+                dilation = [int(rng.choice([1, 1, 2])) for _ in host]
+            else:
+                dilation = [
+                    hd * (2 if k == 3 and h == 5 and rng.random() < 0.5 else 1) if k > 1 else 1
+                    for k, h, hd in zip(kernel, host, windows[0][1])
+                ]
         else:
             kernel = [int(rng.choice([1, 2, 3, 5])) for _ in range(nd)]
             dilation = [int(rng.choice([1, 1, 2])) for _ in range(nd)]
