@@ -56,12 +56,12 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
-from ..report import Recorder, op_key
+from ..report import Recorder
 from . import reasons
 from .affine_map import AffineChain, BiasedLinear, PerChannel, affine_chain, biased_linear, per_channel, per_channel_op
 from .literals import float64_value
 from .reasons import Reason
-from .rewriter import SHORT_NAMES, FoldRewriter
+from .rewriter import SHORT_NAMES, FoldRewriter, going_with
 
 __all__ = ["PATTERN", "merge_branches"]
 
@@ -624,27 +624,7 @@ def _shape(members: list[_Conv | _Identity]) -> ir.Value | None:
 
 
 def _erase_unread(root: ir.OpView) -> None:
-    """Erase `root`, which nothing reads now, and every StableHLO op that only the ops
-    erased read: users before their operands, each op once (keyed by address before
-    any is erased)."""
-    going = [root.operation]
-    keys = {op_key(root.operation)}
-    pending = [operand.owner for operand in root.operands]
-    while pending:
-        owner = pending.pop()
-        if not isinstance(owner, ir.OpView):
-            continue  # a block argument
-        op = owner.operation
-        key = op_key(op)
-        if key in keys or not op.name.startswith("stablehlo.") or not len(op.results):
-            continue
-        if all(op_key(_operation(use.owner)) in keys for result in op.results for use in result.uses):
-            going.append(op)
-            keys.add(key)
-            pending.extend(operand.owner for operand in op.operands)
-    for op in going:
+    """Erase `root`, which nothing reads now, and every op only the ops erased read
+    (`going_with`), users before their operands."""
+    for op in going_with([root]):
         op.erase()
-
-
-def _operation(owner) -> ir.Operation:
-    return owner.operation if isinstance(owner, ir.OpView) else owner

@@ -22,7 +22,7 @@ from ..constants import dense_attr, float_dtype, round_to
 from ..report import Recorder, op_key
 from .affine_map import LINEAR_OPS, Computed, computed_from_data
 
-__all__ = ["SHORT_NAMES", "FoldRewriter", "Outcome", "Pattern"]
+__all__ = ["SHORT_NAMES", "FoldRewriter", "Outcome", "Pattern", "going_with"]
 
 _log = logging.getLogger(__name__)
 
@@ -52,6 +52,27 @@ def final_bias_add(op: ir.OpView) -> bool:
     if not isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
         return False
     return not computed_from_data(broadcast.operand, budget=16)
+
+
+def going_with(replaced: list[ir.OpView], staying: set[ir.Operation] = frozenset()) -> list[ir.Operation]:
+    """`replaced` and every op all of whose results only they and the ops going read, users
+    before their operands: what goes once `replaced` go. A call (which the driver never
+    erases), an op without results and the ops of `staying` stay."""
+    going = [op.operation for op in replaced]
+    seen = set(going)
+    pending = [operand.owner for op in replaced for operand in op.operands]
+    while pending:
+        owner = pending.pop()
+        if isinstance(owner, ir.Block):
+            continue
+        op = owner.operation
+        if op in seen or op in staying or op.name == "func.call" or not len(op.results):
+            continue
+        if all(use.owner.operation in seen for result in op.results for use in result.uses):
+            going.append(op)
+            seen.add(op)
+            pending.extend(operand.owner for operand in op.operands)
+    return going
 
 
 class FoldRewriter:
@@ -339,22 +360,8 @@ class FoldRewriter:
 
     def adds_ops(self, replaced: list[ir.OpView]) -> bool:
         """Whether the ops built so far outnumber those that go once `replaced` (the ops
-        the fold replaces) are: them, and every op all of whose results only they and
-        the ops going read (a call, which the driver never erases, stays)."""
-        going = {op.operation for op in replaced}
-        pending = [operand.owner for op in replaced for operand in op.operands]
-        created = set(self._created)
-        while pending:
-            owner = pending.pop()
-            if isinstance(owner, ir.Block):
-                continue
-            op = owner.operation
-            if op in going or op in created or op.name == "func.call" or not len(op.results):
-                continue
-            if all(use.owner.operation in going for result in op.results for use in result.uses):
-                going.add(op)
-                pending.extend(operand.owner for operand in op.operands)
-        return len(self._created) > len(going)
+        the fold replaces) are (`going_with`)."""
+        return len(self._created) > len(going_with(replaced, set(self._created)))
 
     def replace_inside(self, op: ir.OpView, value: ir.Value) -> None:
         """Replace an op other than the root (a linear op in a `case` branch, a relu
