@@ -70,8 +70,8 @@ SELECTIONS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
         (UNIT, NUMERIC, LIT, TESTDATA, ("pytest", PY + "test_input_side.py")),
     ),
     "analysis": (
-        ("analysis/__init__.py", "analysis/layouts.py", "analysis/per_channel.py",
-         "analysis/shapes.py", "analysis/users.py"),
+        ("analysis/__init__.py", "analysis/commuting.py", "analysis/layouts.py", "analysis/passage.py",
+         "analysis/per_channel.py", "analysis/shapes.py", "analysis/users.py"),
         (UNIT, NUMERIC, LIT, TESTDATA),
     ),
     "constants": (("constants.py",), (UNIT, NUMERIC, LIT, TESTDATA)),

@@ -650,6 +650,28 @@ func.func @no_fold_reduce_init_not_zero(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x
 
 // -----
 
+// A maximum over the spatial dimensions that starts at 0, not -inf: max(0, v + t) is not
+// max(0, v) + t, so the shift cannot pass it (without the check: 0.125 off).
+// CHECK-LABEL: func.func @no_fold_reduce_max_init_not_lowest(
+// CHECK:         stablehlo.add
+// CHECK:         stablehlo.reduce
+func.func @no_fold_reduce_max_init_not_lowest(%arg0: tensor<1x2x2x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %i = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %m = stablehlo.multiply %arg0, %i : tensor<1x2x2x2xf32>
+  %sh = stablehlo.constant dense<[0.25, -0.75]> : tensor<2xf32>
+  %s = stablehlo.broadcast_in_dim %sh, dims = [3] : (tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: the reduce's init value is not its identity: scaling would change it [fold_input_affine_into_dot_general]
+  %a = stablehlo.add %m, %s : tensor<1x2x2x2xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %mx = stablehlo.reduce(%a init: %zero) applies stablehlo.maximum across dimensions = [1, 2] : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
 // The chain is also summed over its feature dimension: the sum mixes channels of
 // different scales.
 // CHECK-LABEL: func.func @no_fold_reduce_over_the_feature(
