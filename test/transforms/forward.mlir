@@ -672,6 +672,30 @@ func.func @no_fold_reduce_max_init_not_lowest(%arg0: tensor<1x2x2x2xf32>) -> ten
 
 // -----
 
+// A maximum from the lowest finite value over a dimension of dynamic size, which may be
+// zero: then the result is the lowest value, not the lowest value times s.
+// CHECK-LABEL: func.func @no_fold_reduce_max_lowest_over_a_dynamic_size(
+// CHECK:         stablehlo.multiply
+// CHECK:         stablehlo.reduce
+func.func @no_fold_reduce_max_lowest_over_a_dynamic_size(%arg0: tensor<1x?x2xf32>) -> tensor<1x3xf32> {
+  %inv = stablehlo.constant dense<[1.5, 0.5]> : tensor<2xf32>
+  %d1 = stablehlo.get_dimension_size %arg0, dim = 1 : (tensor<1x?x2xf32>) -> tensor<i32>
+  %r1 = stablehlo.reshape %d1 : (tensor<i32>) -> tensor<1xi32>
+  %one = stablehlo.constant dense<1> : tensor<1xi32>
+  %two = stablehlo.constant dense<2> : tensor<1xi32>
+  %sh = stablehlo.concatenate %one, %r1, %two, dim = 0 : (tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+  %i = stablehlo.dynamic_broadcast_in_dim %inv, %sh, dims = [2] : (tensor<2xf32>, tensor<3xi32>) -> tensor<1x?x2xf32>
+  // REPORT-DAG: forward.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: the max-pool's init value is the lowest finite value, not -inf, and a window may hold only padding: the scale cannot pass it (its maximum is the lowest value, not the lowest value times s) [fold_input_affine_into_dot_general]
+  %m = stablehlo.multiply %arg0, %i : tensor<1x?x2xf32>
+  %low = stablehlo.constant dense<-3.40282347E+38> : tensor<f32>
+  %mx = stablehlo.reduce(%m init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<1x?x2xf32>, tensor<f32>) -> tensor<1x2xf32>
+  %w = stablehlo.constant dense<[[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]]> : tensor<2x3xf32>
+  %d = stablehlo.dot_general %mx, %w, contracting_dims = [1] x [0] : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>
+}
+
+// -----
+
 // The chain is also summed over its feature dimension: the sum mixes channels of
 // different scales.
 // CHECK-LABEL: func.func @no_fold_reduce_over_the_feature(
