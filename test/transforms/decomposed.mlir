@@ -772,6 +772,28 @@ func.func private @sigmoid(%v: tensor<1x2xf32>) -> tensor<1x2xf32> {
 
 // -----
 
+// A per-channel value computed from constants by a function that holds a custom call:
+// not a function of its operands (it may read anything), so not a parameter.
+// CHECK-LABEL: func.func @no_fold_factor_from_a_call_of_an_impure_function
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %{{.+}})
+// CHECK:         stablehlo.multiply %[[C]]
+func.func @no_fold_factor_from_a_call_of_an_impure_function(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x2x2xf32>
+  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %g = call @read_gate(%c) : (tensor<2xf32>) -> tensor<2xf32>
+  %y = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %b = stablehlo.broadcast_in_dim %g, dims = [3] : (tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  // REPORT-DAG: decomposed.mlir:[[# @LINE + 1]]:8: not folded stablehlo.multiply: per-channel value is computed from the data: folding would make the weights depend on it [fold_scale_into_linear]
+  %m = stablehlo.multiply %y, %b : tensor<1x4x4x2xf32>
+  return %m : tensor<1x4x4x2xf32>
+}
+func.func private @read_gate(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %r = stablehlo.custom_call @read_sensor(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
 // A per-token statistic of one token, a scalar: x * rsqrt(mean(x * x)) before a dense
 // layer whose weights are an argument (an RMSNorm without its scale). The statistic is a
 // reduce of the data, not a parameter.
