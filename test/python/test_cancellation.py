@@ -146,7 +146,8 @@ def test_a_norm_far_from_zero_with_a_symbolic_batch_keeps_its_centring():
     x = np.asarray(means + np.sqrt(stats[3]) * rng.standard_normal((N, H, W, C)), np.float32)
     with jax.enable_x64(True):
         wide = tuple(jnp.asarray(v, jnp.float64) for v in stats)
-        reference = np.asarray(_norm_then_convolution(jnp.asarray(x, jnp.float64), wide, jnp.asarray(kernel, jnp.float64)))
+        wide_x, wide_kernel = jnp.asarray(x, jnp.float64), jnp.asarray(kernel, jnp.float64)
+        reference = np.asarray(_norm_then_convolution(wide_x, wide, wide_kernel))
 
     def error(y) -> float:
         return float(np.linalg.norm(np.asarray(y, np.float64) - reference) / np.linalg.norm(reference))
@@ -183,7 +184,8 @@ def test_a_centring_kept_in_front_is_no_step_of_a_later_chain():
     x = np.asarray(2.0 * (stats[2][None, :, None, None] + spread * rng.standard_normal((N, C, H, W))), np.float32)
     text = _scaled_first(_module("decomposed", True, stats, kernel, "f32"), "f32")
     folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
-    (reference,) = run_on_cpu(_scaled_first(_module("decomposed", True, stats, kernel, "f64"), "f64"), [x.astype(np.float64)])
+    wide = _scaled_first(_module("decomposed", True, stats, kernel, "f64"), "f64")
+    (reference,) = run_on_cpu(wide, [x.astype(np.float64)])
 
     def error(y: np.ndarray) -> float:
         return float(np.linalg.norm(y.astype(np.float64) - reference) / np.linalg.norm(reference))
