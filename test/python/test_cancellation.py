@@ -7,8 +7,11 @@ folded error stays within 1.5 times the original's own (`CANCELLATION_BOUND`).""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import export
 
 import stablehlo_bnfold
 from stablehlo_bnfold.fold import reasons
@@ -119,3 +122,74 @@ def test_a_norm_near_zero_still_folds_whole(form):
     before, now, report = _folded_against_float64(form, False, mean=0.2, var=1.0, seed=0)
     assert report.folded == 1 and not report.skips, report.to_text()
     assert now <= 1.5 * before, f"folded {now:.3g} against the original's {before:.3g}"
+
+
+def _norm_then_convolution(x, stats, kernel):
+    """(x - mean) * (rsqrt(var + eps) * gamma) + beta, as Flax's BatchNorm computes it, then
+    a 3x3 convolution (NHWC), in the type of `x`."""
+    gamma, beta, mean, var = stats
+    y = (x - mean) * (jax.lax.rsqrt(var + EPSILON) * gamma) + beta
+    return jax.lax.conv_general_dilated(y, kernel, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def test_a_norm_far_from_zero_with_a_symbolic_batch_keeps_its_centring():
+    # With a symbolic batch jax broadcasts rsqrt(var + eps) * gamma with
+    # dynamic_broadcast_in_dim: the spread is read through it as through broadcast_in_dim.
+    rng = np.random.default_rng(2)
+    means = 2.0 * rng.uniform(0.5, 1.5, C) * rng.choice([-1, 1], C)
+    stats = (rng.uniform(0.5, 1.5, C), rng.normal(0, 0.5, C), means, 1e-4 * rng.uniform(0.5, 1.5, C))
+    stats = tuple(np.asarray(v, np.float32) for v in stats)
+    kernel = np.asarray(rng.standard_normal((3, 3, C, O)) / np.sqrt(9 * C), np.float32)
+    spec = jax.ShapeDtypeStruct((*export.symbolic_shape("b"), H, W, C), jnp.float32)
+    exported = export.export(jax.jit(lambda x: _norm_then_convolution(x, stats, kernel)))(spec)
+    folded, report = stablehlo_bnfold.fold_batch_norm(exported, with_report=True)
+    x = np.asarray(means + np.sqrt(stats[3]) * rng.standard_normal((N, H, W, C)), np.float32)
+    with jax.enable_x64(True):
+        wide = tuple(jnp.asarray(v, jnp.float64) for v in stats)
+        wide_x, wide_kernel = jnp.asarray(x, jnp.float64), jnp.asarray(kernel, jnp.float64)
+        reference = np.asarray(_norm_then_convolution(wide_x, wide, wide_kernel))
+
+    def error(y) -> float:
+        return float(np.linalg.norm(np.asarray(y, np.float64) - reference) / np.linalg.norm(reference))
+
+    before, now = error(exported.call(x)), error(folded.call(x))
+    assert now <= 1.5 * before, f"folded {now:.3g} against the original's {before:.3g}"
+    assert report.folded == 1 and str(reasons.CENTRING_KEPT) in {s.reason for s in report.skips}, report.to_text()
+
+
+def _scaled_first(text: str, element: str) -> str:
+    """`text` (a decomposed norm of `_module`) with x multiplied by 0.5 per channel before
+    the norm subtracts its mean (an input scaled before a norm)."""
+    half = f"  %half = stablehlo.constant {_dense(np.full(C, 0.5), element)}\n"
+    nchw = f"tensor<{N}x{C}x{H}x{W}x{element}>"
+    scaled = (
+        f"  %half_b = stablehlo.broadcast_in_dim %half, dims = [1] : (tensor<{C}x{element}>) -> {nchw}\n"
+        f"  %xs = stablehlo.multiply %x, %half_b : {nchw}\n"
+    )
+    centring = "  %centred = stablehlo.subtract %x, %mean_b"
+    assert centring in text
+    return text.replace(centring, half + scaled + centring.replace("%x,", "%xs,"))
+
+
+def test_a_centring_kept_in_front_is_no_step_of_a_later_chain():
+    # x * a -> (. - mean) * rsqrt(var + eps) * gamma + beta -> relu -> conv: the first fold
+    # keeps the subtract and x' + t / s in front of the relu; the chain a later fold finds,
+    # x * a - mean + t / s, holds the kept subtract, and folded it would cancel again.
+    rng = np.random.default_rng(3)
+    means = 2.0 * rng.uniform(0.5, 1.5, C) * rng.choice([-1, 1], C)
+    stats = (rng.uniform(0.5, 1.5, C), rng.normal(0, 0.5, C), means, 1e-4 * rng.uniform(0.5, 1.5, C))
+    stats = tuple(np.asarray(v, np.float32) for v in stats)
+    kernel = np.asarray(rng.standard_normal((3, 3, C, O)) / np.sqrt(9 * C), np.float32)
+    spread = np.sqrt(stats[3])[None, :, None, None]
+    x = np.asarray(2.0 * (stats[2][None, :, None, None] + spread * rng.standard_normal((N, C, H, W))), np.float32)
+    text = _scaled_first(_module("decomposed", True, stats, kernel, "f32"), "f32")
+    folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
+    wide = _scaled_first(_module("decomposed", True, stats, kernel, "f64"), "f64")
+    (reference,) = run_on_cpu(wide, [x.astype(np.float64)])
+
+    def error(y: np.ndarray) -> float:
+        return float(np.linalg.norm(y.astype(np.float64) - reference) / np.linalg.norm(reference))
+
+    before, now = error(run_on_cpu(text, [x])[0]), error(run_on_cpu(folded, [x])[0])
+    assert now <= 1.5 * before, f"folded {now:.3g} against the original's {before:.3g}\n{report.to_text()}"
+    assert str(reasons.CENTRING_KEPT) in {s.reason for s in report.skips}, report.to_text()

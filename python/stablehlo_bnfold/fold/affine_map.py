@@ -938,8 +938,8 @@ def _centred(step: AffineStep, above: AffineStep | None, channels: int) -> tuple
 def _spread(step: AffineStep, channels: int) -> np.ndarray | None:
     """sqrt(v) where `step` multiplies by rsqrt(v) (alone or times other per-channel
     factors: Flax's rsqrt(var + eps) * scale) or divides by sqrt(v), v a constant that
-    varies along one dimension at most and is positive; seen through broadcast_in_dim,
-    reshape and convert. None for any other step."""
+    varies along one dimension at most and is positive; seen through broadcast_in_dim
+    (static or dynamic: a symbolic batch), reshape and convert. None for any other step."""
     op = step.op
     if isinstance(op, stablehlo.MulOp):
         root = _root(op.rhs if op.lhs == step.down else op.lhs, stablehlo.RsqrtOp, 2)
@@ -963,12 +963,15 @@ def _spread(step: AffineStep, channels: int) -> np.ndarray | None:
     return np.sqrt(v)
 
 
-_SEEN_THROUGH = (stablehlo.BroadcastInDimOp, stablehlo.ReshapeOp, stablehlo.ConvertOp)
+_SEEN_THROUGH = (
+    stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ReshapeOp, stablehlo.ConvertOp,
+)
 
 
 def _root(value: ir.Value, kind: type, products: int) -> ir.OpView | None:
-    """The op of class `kind` that computes `value`, seen through broadcast_in_dim,
-    reshape and convert, and up to `products` multiplies (either side)."""
+    """The op of class `kind` that computes `value`, seen through broadcast_in_dim
+    (static or dynamic), reshape and convert, and up to `products` multiplies (either
+    side)."""
     owner = value.owner
     while isinstance(owner, _SEEN_THROUGH):
         owner = owner.operands[0].owner

@@ -213,9 +213,9 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     with `fold-weight-arguments`; innermost, possibly a multiply by a product r * c with c
     per-feature, read as (v * r) * c; a value with other users ends the chain; not a
     subtract of the mean nor an add x + t / s that a fold kept in front for the chain's
-    statistics; where constant statistics put the data far from zero against their
-    spread, without a convert, the chain above its subtract of the mean, which stays:
-    `_centring`), or a
+    statistics, nor a chain through one; where constant statistics put the data far
+    from zero against their spread, without a convert, the chain above its subtract of
+    the mean, which stays: `_centring`), or a
     narrowing float convert F -> T of such a chain (a norm computed in f32 before a bf16
     layer), then the chain's only user, or such a chain below relus, leaky relus, clamps,
     max-pools, sum pools, zero pads, sums, transposes, reshapes, slices and concatenates
@@ -345,9 +345,11 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # with d an argument): parameter arithmetic, not an input. Folding it would
             # build another such term, and again.
             continue
-        if affine is not None and rw.kept_for(affine.top, _KEPT_FOR_CANCELLING):
+        if affine is not None and any(rw.kept_for(step.op, _KEPT_FOR_CANCELLING) for step in affine.steps):
             # x - mean or x + t / s a fold kept in front for its statistics: folded on
-            # its own into the bias, it would cancel as the whole chain would have.
+            # its own into the bias, or as a step of a longer chain (x * a - mean + t' / s
+            # behind a relu, the add kept for the relu), it would cancel as the whole
+            # chain would have.
             continue
         if affine is not None:
             affine, centring, cancels = _centring(affine, narrowing)
