@@ -92,6 +92,7 @@ from .passage import (
 
 __all__ = [
     "DOWN",
+    "DOWN_CLASSES",
     "PASSAGE_OPS",
     "ROWS",
     "SHIFT_AS_IS",
@@ -846,3 +847,7 @@ _DOWN_ROWS = _by_class(tuple(row for row in TABLE if row.down is not None), part
 
 DOWN = frozenset(op_class for op_class, rows in _DOWN_ROWS.items() if not all(row.last for row in rows))
 """The classes the output side walks down through (not only as the last op)."""
+
+DOWN_CLASSES = tuple(_DOWN_ROWS)
+"""The classes of every op the output side passes, in the order of `TABLE`: the roots of
+its pattern (a chain after one of them is moved back across it)."""

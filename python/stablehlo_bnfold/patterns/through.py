@@ -110,7 +110,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.commuting import DOWN, SHIFT_AS_IS, SHIFT_NONE, SLICE, Passed, bounds_back, data_down, feature_below
+from ..analysis.commuting import DOWN, DOWN_CLASSES, SHIFT_AS_IS, SHIFT_NONE, SLICE, Passed, bounds_back, data_down, feature_below
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import float_dtype, round_to
@@ -685,16 +685,8 @@ FOLD_SCALE_THROUGH_MAX_POOL = Pattern(
 """The same identity with a max-pool as the last op passed."""
 FOLD_SCALE_THROUGH_OTHER_OPS: tuple[Pattern, ...] = tuple(
     Pattern("fold_scale_through_relu", op_class, fold_scale_through_relu)
-    for op_class in (
-        stablehlo.ReshapeOp,
-        stablehlo.DynamicReshapeOp,
-        stablehlo.TransposeOp,
-        stablehlo.ClampOp,
-        stablehlo.ConcatenateOp,
-        stablehlo.SliceOp,
-        stablehlo.ReduceOp,
-        stablehlo.DivOp,
-    )
+    for op_class in DOWN_CLASSES
+    if op_class not in (stablehlo.MaxOp, func.CallOp, stablehlo.ReduceWindowOp)
 )
 """The same identity with a reshape (LeViT's BatchNorm1d), a dynamic reshape (a symbolic
 batch flattened into the tokens), a transpose, a clamp (ReLU6), a concatenate of linear ops,
