@@ -249,3 +249,36 @@ def test_a_squeeze_excite_gate_is_no_norm_left_but_says_why_at_the_op():
     data = json.loads(report.to_json())
     assert data["norms"] == [] and data["summary"]["left"] == 0
     assert [entry["op"] for entry in data["not_norms"]] == ["stablehlo.multiply"]
+
+
+def _budget_passing_scalar_module() -> str:
+    """%n, a scalar read by more ops than is_data_argument's walk visits (as jax.export's
+    symbolic batch size is, through every shape computation), broadcast to an
+    activation's shape; %x, the data, read by a convolution."""
+    adds = "\n".join(f"  %n{i + 1} = stablehlo.add %n{i}, %n{i} : tensor<i32>" for i in range(70))
+    return f"""
+func.func @main(%n0: tensor<i32>, %x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {{
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %c = {_CONV}
+{adds}
+  %f = stablehlo.convert %n70 : (tensor<i32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<1x4x4x3xf32>
+  return %c, %b : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}}
+"""
+
+
+def test_a_scalar_argument_is_no_data_for_the_activation_sized_count():
+    from stablehlo_bnfold.analysis.activations import count_activation_sized, data_arguments
+    from stablehlo_bnfold.fold.affine_map import is_data_argument
+
+    with make_ir_context() as context:
+        context.allow_unregistered_dialects = True
+        module = ir.Module.parse(_budget_passing_scalar_module())
+        function = module.body.operations[0]
+        arguments = function.regions[0].blocks[0].arguments
+        assert is_data_argument(arguments[0])  # its walk passes the budget
+        assert data_arguments(function) == (1,)
+        ops = list(function.regions[0].blocks[0].operations)
+        # The convolution only: the broadcast of the scalar is computed from it alone.
+        assert count_activation_sized(ops, [arguments[1]]) == 1
