@@ -413,18 +413,6 @@ def _functions(root: ir.Operation) -> list[ir.Operation]:
     ]
 
 
-def _ops_of(function: ir.Operation) -> list[ir.Operation]:
-    """`function` and every op in it, in pre-order (each op before the ops in its regions)."""
-    ops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        ops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops
-
-
 def _arguments(function: ir.Operation, numbers: tuple[int, ...]) -> list[ir.Value]:
     """`function`'s arguments numbered `numbers` (none of a declaration)."""
     if not numbers:
@@ -541,21 +529,27 @@ class Recorder:
         count, data = 0, {}
         for function in _functions(root):
             name = ir.StringAttr(function.attributes["sym_name"]).value
-            ops = _ops_of(function)
+            ops: list[ir.Operation] = []
+
+            def visit(op: ir.Operation) -> ir.WalkResult:
+                ops.append(op)
+                return ir.WalkResult.ADVANCE
+
+            function.walk(visit, ir.WalkOrder.PRE_ORDER)
             for index, op in enumerate(ops[1:], start=1):  # ops[0] is the function
                 self.positions[op_key(op)] = position_of(name, index)
             data[name] = data_arguments(function)
-            count += count_activation_sized(ops[1:], _arguments(function, data[name]))
+            count += count_activation_sized(_arguments(function, data[name]))
         self._activations = (count, data)
 
     def ran(self, root: ir.Operation) -> None:
         """Note that a pass run on `root` ended: the activation-sized ops it removed are
         those `number` counted less those left."""
         before, data = self._activations
-        after = sum(
-            count_activation_sized(_ops_of(f)[1:], _arguments(f, data.get(ir.StringAttr(f.attributes["sym_name"]).value, ())))
-            for f in _functions(root)
-        )
+        after = 0
+        for function in _functions(root):
+            name = ir.StringAttr(function.attributes["sym_name"]).value
+            after += count_activation_sized(_arguments(function, data.get(name, ())))
         self.activation_ops_removed += before - after
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:

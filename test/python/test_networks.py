@@ -7,7 +7,7 @@ arguments, folded again with `fold-larger-weight-arguments=true`, against EXPECT
 
 - `norm_ops` / `left`: how many norm ops the export has before and after folding, exactly;
 - `activation_ops`: how many activation-sized ops the folded network has, exactly, and
-  never more than the original;
+  never more than the original; the report's `activation_ops_removed` is the difference;
 - `folds`: how many folds the report counts;
 - the folded module has no more ops than the original, counting every op (parameter
   arithmetic in the graph included; not asked of `fold-larger-weight-arguments`, which
@@ -532,6 +532,10 @@ def test_activation_sized_ops_never_increase_and_match_the_table(case):
     key, folded = case
     assert folded.after.activation_ops <= folded.before.activation_ops
     assert folded.after.activation_ops == expected(key).activation_ops
+    # The report counts them the same way, in every function (those of private
+    # functions, not counted here, do not change).
+    removed = folded.before.activation_ops - folded.after.activation_ops
+    assert folded.report.summary()["activation_ops_removed"] == removed
 
 
 def test_no_fold_adds_ops_and_a_folded_network_has_fewer_activation_sized_ops(case):

@@ -279,6 +279,6 @@ def test_a_scalar_argument_is_no_data_for_the_activation_sized_count():
         arguments = function.regions[0].blocks[0].arguments
         assert is_data_argument(arguments[0])  # its walk passes the budget
         assert data_arguments(function) == (1,)
-        ops = list(function.regions[0].blocks[0].operations)
         # The convolution only: the broadcast of the scalar is computed from it alone.
-        assert count_activation_sized(ops, [arguments[1]]) == 1
+        assert count_activation_sized([arguments[1]]) == 1
+        assert count_activation_sized([arguments[0], arguments[1]]) == 2

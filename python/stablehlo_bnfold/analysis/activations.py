@@ -1,8 +1,8 @@
 """Activation-sized ops: the ops the data flows through at full size, the ones a fold
 removes and the report counts (`FoldReport.summary`, `activation_ops_removed`).
 
-- *data-dependent*: a value computed from a data argument (`is_data_argument`: the
-  model's input, not a weight). Sizes are not values: the shape operand of a
+- *data-dependent*: a value computed from a data argument (`data_arguments`: the
+  model's input, not a weight nor a scalar). Sizes are not values: the shape operand of a
   `dynamic_broadcast_in_dim` and `shape` dialect ops (torch-mlir reads the activation's
   shape before each step of a symbolic batch) make nothing data-dependent; a
   `shape.assuming` region's results are data-dependent where what it yields is.
@@ -60,30 +60,34 @@ def _scalar(value: ir.Value) -> bool:
     return isinstance(kind, ir.RankedTensorType) and kind.rank == 0
 
 
-def count_activation_sized(ops: Iterable[ir.Operation], data: Iterable[ir.Value]) -> int:
-    """How many of `ops` (a function's, in pre-order: each op before the ops of its
-    regions, and those before the next op) are activation-sized and data-dependent, the
-    data being `data` (the function's data arguments).
+def count_activation_sized(data: Iterable[ir.Value]) -> int:
+    """How many ops are activation-sized and computed from `data` (a function's data
+    arguments, `data_arguments`): the ops their uses reach, and the uses of those ops'
+    results, through calls and into regions that read them; each op once.
 
-    >>> count_activation_sized(ops[1:], [entry.arguments[0]])   # doctest: +SKIP
+    >>> count_activation_sized([entry.arguments[i] for i in data_arguments(function)])   # doctest: +SKIP
     3
     """
-    # A value's hash is the address of the MLIR value behind it, the same from every handle.
-    dependent = {hash(v) for v in data}
-    count = 0
-    for op in ops:
-        name = op.name
-        if name.startswith("shape."):
-            if name == "shape.assuming_yield" and any(hash(v) in dependent for v in op.operands):
-                dependent.update(hash(r) for r in op.parent.results)
-            continue
-        operands = op.operands
-        if name == "stablehlo.dynamic_broadcast_in_dim":
-            operands = operands[:1]  # the output shape is sizes
-        if not any(hash(v) in dependent for v in operands):
-            continue
-        results = op.results
-        dependent.update(hash(r) for r in results)
-        if len(results) == 1 and activation_sized(results[0]):
-            count += 1
+    # Following uses visits only what the data flows through, not the weights and
+    # constants (half of a network's ops, which a walk over every op reads too). An op is
+    # known by its first result: a value's hash is the address of the MLIR value behind
+    # it, the same from every handle (an op's own handle is not unique).
+    pending, seen, count = list(data), set(), 0
+    while pending:
+        for use in pending.pop().uses:
+            user = use.owner
+            name = user.name
+            if name.startswith("shape."):
+                if name == "shape.assuming_yield":  # the region's results are what it yields
+                    pending.extend(user.parent.results)
+                continue
+            if name == "stablehlo.dynamic_broadcast_in_dim" and use.operand_number != 0:
+                continue  # the output shape is sizes
+            results = user.results
+            if not len(results) or hash(results[0]) in seen:
+                continue
+            seen.add(hash(results[0]))
+            pending.extend(results)
+            if len(results) == 1 and activation_sized(results[0]):
+                count += 1
     return count
