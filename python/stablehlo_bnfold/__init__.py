@@ -4,7 +4,7 @@
 >>> folded = stablehlo_bnfold.fold_batch_norm(exported)            # doctest: +SKIP
 >>> folded, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)  # doctest: +SKIP
 >>> print(report)                                                    # doctest: +SKIP
-2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)
+2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed
 >>> prepare, folded = stablehlo_bnfold.fold_parameters(exported, parameters=0)  # doctest: +SKIP
 >>> y = folded.call(prepare.call(variables), x)                      # doctest: +SKIP
 """

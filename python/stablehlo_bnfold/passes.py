@@ -112,7 +112,6 @@ class FoldBatchNormPass:
         config.region_simplification_level = rewrite.GreedySimplifyRegionLevel.DISABLED
 
         def run(op: ir.Operation, _pass) -> None:
-            recorder.number(op)
             frozen = build_pattern_set(
                 op.context, recorder, PATTERNS, fold_weight_arguments=self.fold_weight_arguments,
                 fold_larger_weight_arguments=self.fold_larger_weight_arguments,
@@ -124,6 +123,7 @@ class FoldBatchNormPass:
             gc.disable()
             with callees_read_once():
                 try:
+                    recorder.number(op)  # (data arguments read once a run, as the patterns see them)
                     rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
                 finally:
                     if collecting:
@@ -132,6 +132,7 @@ class FoldBatchNormPass:
                     merge_branches(op, recorder, self.fold_weight_arguments, self.fold_narrow_weights)
                 evaluate_literals(op, recorder)
                 report_chains_left(op, recorder, self.fold_weight_arguments)
+                recorder.ran(op)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
 

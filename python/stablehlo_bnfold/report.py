@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
+from .analysis.activations import count_activation_sized, data_arguments
 from .basics import one_line
 from .fold.reasons import DATA_DEPENDENT
 
@@ -114,12 +115,15 @@ class FoldReport:
 
     >>> module, report = fold_batch_norm(text, with_report=True)   # doctest: +SKIP
     >>> print(report)
-    2 norms: 1 folded whole, 0 folded partly, 1 left (3 ops folded)
+    2 norms: 1 folded whole, 0 folded partly, 1 left (3 ops folded); 2 activation-sized ops removed
     """
 
     folds: tuple[Fold, ...] = ()
     skips: tuple[Skip, ...] = ()
     merges: tuple[Merge, ...] = ()
+    activation_ops_removed: int = 0
+    """How many activation-sized ops (`analysis.activations`) the pass removed: counted
+    before each run rewrites anything and after it, in every function."""
 
     @property
     def folded(self) -> int:
@@ -167,7 +171,8 @@ class FoldReport:
         )
         if c.get("merges"):
             text += f"; {c['merges']} {'sum' if c['merges'] == 1 else 'sums'} of parallel branches merged"
-        return text
+        removed = c["activation_ops_removed"]
+        return text + f"; {removed} activation-sized {'op' if removed == 1 else 'ops'} removed"
 
     def merged(self, other: FoldReport) -> FoldReport:
         """This report followed by `other` (for --split-input-file), `other`'s norms
@@ -175,7 +180,10 @@ class FoldReport:
         offset = max([f.norm for f in self.folds] + [s.norm for s in self.skips] + [0])
         folds = tuple(dataclasses.replace(f, norm=f.norm + offset) for f in other.folds)
         skips = tuple(dataclasses.replace(s, norm=s.norm + offset) if s.kept else s for s in other.skips)
-        return FoldReport(self.folds + folds, self.skips + skips, self.merges + other.merges)
+        return FoldReport(
+            self.folds + folds, self.skips + skips, self.merges + other.merges,
+            self.activation_ops_removed + other.activation_ops_removed,
+        )
 
     def to_text(self) -> str:
         """One line per norm (`norm_entries`), then the totals; control characters of a
@@ -257,7 +265,8 @@ class FoldReport:
 
     def summary(self) -> dict:
         """The counts `str(report)` writes: norms, those folded whole, partly and left, the
-        ops folded, and the sums of parallel branches merged."""
+        ops folded, the sums of parallel branches merged, and the activation-sized ops
+        removed."""
         norms = self.norms()
         return {
             "norms": len(norms),
@@ -265,6 +274,7 @@ class FoldReport:
                for key, status in (("folded_whole", "folded"), ("folded_partly", "partly"), ("left", "left"))},
             "ops_folded": len(self.folds),
             "merges": sum(not m.reason for m in self.merges),
+            "activation_ops_removed": self.activation_ops_removed,
         }
 
     def to_json(self) -> str:
@@ -403,6 +413,14 @@ def _functions(root: ir.Operation) -> list[ir.Operation]:
     ]
 
 
+def _arguments(function: ir.Operation, numbers: tuple[int, ...]) -> list[ir.Value]:
+    """`function`'s arguments numbered `numbers` (none of a declaration)."""
+    if not numbers:
+        return []
+    arguments = function.regions[0].blocks[0].arguments
+    return [arguments[i] for i in numbers]
+
+
 @dataclass
 class Recorder:
     """Mutable collector used while the pass runs; `finish` turns it into a FoldReport."""
@@ -426,6 +444,12 @@ class Recorder:
     reused after an erase still names a built op."""
     _skipped: set[int] = field(default_factory=set, repr=False)
     """Addresses of the ops in `skips`."""
+    activation_ops_removed: int = 0
+    """The activation-sized ops the pass runs removed (`number` counts them before a run,
+    `ran` after it)."""
+    _activations: tuple[int, dict[str, tuple[int, ...]]] = field(default=(0, {}), repr=False)
+    """The activation-sized ops `number` counted, and each function's data arguments
+    (`data_arguments`), read once so that a run is counted before and after alike."""
     _norm_count: int = field(default=0, repr=False)
     _continued: dict[int, int] = field(default_factory=dict, repr=False)
     """The norm of the part folded already, by the address of the op that continues it."""
@@ -498,10 +522,11 @@ class Recorder:
 
     def number(self, root: ir.Operation) -> None:
         """Note the place of every op under `root` in its function (`position_of`), for
-        report lines whose location does not say which op they mean. Before the pass
-        rewrites anything: only ops it did not build are reported, and those keep their
-        addresses."""
+        report lines whose location does not say which op they mean, and count the
+        activation-sized ops (`ran` counts them again). Before the pass rewrites anything:
+        only ops it did not build are reported, and those keep their addresses."""
         self.positions.clear()
+        count, data = 0, {}
         for function in _functions(root):
             name = ir.StringAttr(function.attributes["sym_name"]).value
             ops: list[ir.Operation] = []
@@ -513,6 +538,19 @@ class Recorder:
             function.walk(visit, ir.WalkOrder.PRE_ORDER)
             for index, op in enumerate(ops[1:], start=1):  # ops[0] is the function
                 self.positions[op_key(op)] = position_of(name, index)
+            data[name] = data_arguments(function)
+            count += count_activation_sized(_arguments(function, data[name]))
+        self._activations = (count, data)
+
+    def ran(self, root: ir.Operation) -> None:
+        """Note that a pass run on `root` ended: the activation-sized ops it removed are
+        those `number` counted less those left."""
+        before, data = self._activations
+        after = 0
+        for function in _functions(root):
+            name = ir.StringAttr(function.attributes["sym_name"]).value
+            after += count_activation_sized(_arguments(function, data.get(name, ())))
+        self.activation_ops_removed += before - after
 
     def error(self, op: ir.OpView, pattern: str, error: BaseException) -> None:
         if isinstance(error, MemoryError):
@@ -552,6 +590,7 @@ class Recorder:
                 for (w, p), (_, _, rest) in zip(skip_places, skips)
             ),
             tuple(Merge(w, *entry[2:], position=p) for (w, p), entry in zip(merge_places, merges)),
+            self.activation_ops_removed,
         )
 
     def _places(self, entries: list[tuple[ir.Location, int]]) -> list[tuple[str, str]]:

@@ -87,7 +87,7 @@ def _folded_text(name: str) -> str:
 def test_text_in_gives_text_out_that_computes_the_same_without_the_batch_norm():
     compared = fold_and_compare(read_testdata(CONV_BN), seed=101, batch_norms_left=0)
     assert "stablehlo.convolution" in compared.folded
-    assert str(compared.report) == "1 norm: 1 folded whole, 0 folded partly, 0 left (1 op folded)"
+    assert str(compared.report) == "1 norm: 1 folded whole, 0 folded partly, 0 left (1 op folded); 0 activation-sized ops removed"
 
 
 def test_bytecode_in_gives_bytecode_out_holding_the_same_fold_as_text():
@@ -292,7 +292,7 @@ def test_report_lists_each_fold_and_each_skip_with_location_pattern_and_reason()
     _, report = stablehlo_bnfold.fold_batch_norm(text, with_report=True)
 
     assert isinstance(report, FoldReport)
-    assert str(report) == "2 norms: 1 folded whole, 0 folded partly, 1 left (1 op folded)"
+    assert str(report) == "2 norms: 1 folded whole, 0 folded partly, 1 left (1 op folded); 0 activation-sized ops removed"
     (fold,) = report.folds
     (skip,) = report.skips
     assert fold.location.endswith(":" + _batch_norm_position(text, "%bn1"))
@@ -422,7 +422,7 @@ def test_report_lines_name_each_op_of_a_jax_export_by_its_place_in_its_function_
     lines = report.to_text().splitlines()[:-1]
     # One line per norm, at its first op (the subtract), named by its place: two blocks.
     assert [line.split(": ")[0] for line in lines] == ["jit(model)/block1/sub, @main op 8", "jit(model)/block2/sub, @main op 17"]
-    assert str(report) == "2 norms: 2 folded whole, 0 folded partly, 0 left (6 ops folded)"
+    assert str(report) == "2 norms: 2 folded whole, 0 folded partly, 0 left (6 ops folded); 4 activation-sized ops removed"
     body = str(exported.mlir_module()).split("func.func public @main", 1)[1].splitlines()
     for fold, (where, _) in zip(report.folds, report.entries()):
         number = int(re.fullmatch(r"@main op (\d+)", fold.position).group(1))
@@ -541,7 +541,7 @@ print(folded[:4] == b"ML\\xefR", report)
         text=True,
         timeout=120,
     )
-    assert (run.returncode, run.stdout, run.stderr) == (0, "True 2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)\n", "")
+    assert (run.returncode, run.stdout, run.stderr) == (0, "True 2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed\n", "")
 
 
 # ----- idempotency ---------------------------------------------------------------------------

@@ -555,7 +555,7 @@ def test_cli_passes_a_module_without_functions_through_unchanged(work):
     run = bnfold(work, "nofunc.mlir", "--stablehlo-fold-batch-norm", "--report")
     assert run.returncode == 0, run.stderr
     assert run.text == printed("module {\n}\n")
-    assert run.stderr_lines == ["0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"]
+    assert run.stderr_lines == ["0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded); 0 activation-sized ops removed"]
 
 
 # --- bad usage -----------------------------------------------------------------------------
@@ -804,7 +804,7 @@ def test_cli_report_prints_each_fold_and_the_totals_to_stderr(work, folded_examp
     assert run.returncode == 0, run.stderr
     assert run.text == folded_example
     lines = run.stderr_lines
-    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
     for where, line in zip(EXAMPLE_BATCH_NORMS, lines[:-1], strict=True):
         assert line.startswith(f"model.mlir:{where}: folded stablehlo.batch_norm_inference into ")
 
@@ -843,7 +843,7 @@ def test_cli_report_and_verify_lines_escape_control_characters_of_the_file_name(
     escaped = "a\\nb\\rc.mlir"
     lines = run.stderr.split("\n")[:-1]
     assert [line.split(": ")[0].split(":")[0] for line in lines[:-1]] == [escaped] * (len(lines) - 1)
-    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
     assert sum("verification passed" in line for line in lines) == 1
 
 
@@ -851,7 +851,7 @@ def test_cli_report_never_takes_the_file_after_it_for_its_format(work, folded_ex
     run = bnfold(work, "--stablehlo-fold-batch-norm", "--report", "model.mlir")
     assert run.returncode == 0, run.stderr
     assert run.text == folded_example
-    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
     as_json = bnfold(work, "--report=json", "model.mlir", "--stablehlo-fold-batch-norm")
     assert as_json.returncode == 0, as_json.stderr
     assert json.loads(as_json.stderr)["folded"] == 2
@@ -867,7 +867,7 @@ def test_cli_report_before_a_file_named_like_a_format_takes_it_as_the_input(work
     shutil.copy(work / "model.mlir", work / "json")
     run = bnfold(work, "--stablehlo-fold-batch-norm", "--report", "json")
     assert run.returncode == 0, run.stderr
-    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
 
 
 def _report_file_run(work: pathlib.Path, name: str, *more: str) -> tuple[Run, str]:
@@ -892,7 +892,7 @@ def test_cli_report_file_holds_the_report_and_the_verification_as_json_and_nothi
 def test_cli_report_file_not_ending_in_json_holds_the_text_report_and_verify_lines(work):
     _, written = _report_file_run(work, "report.txt")
     lines = written.splitlines()
-    assert lines[2] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert lines[2] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
     assert lines[-1].startswith("model.mlir: verification passed")
 
 
@@ -901,7 +901,7 @@ def test_cli_exits_2_when_the_report_file_and_the_output_are_both_stdout(work):
     assert_one_error(run, 2, rf"{PROG}: error: --report-file and the output cannot both be stdout.*")
     apart = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm", "--report-file=-", "-o", "out.mlir")
     assert apart.returncode == 0, apart.stderr
-    assert apart.text.splitlines()[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert apart.text.splitlines()[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
 
 
 def test_cli_report_json_with_verify_is_one_json_document_holding_the_verification(work):
@@ -940,7 +940,7 @@ def test_cli_folds_an_exported_serialize_file_into_one_that_deserializes_and_cal
     (work / "model.jax").write_bytes(exported.serialize())
     run = bnfold(work, "model.jax", "--stablehlo-fold-batch-norm", "--emit-bytecode", "-o", "folded.jax", "--report")
     assert run.returncode == 0, run.stderr
-    assert run.stderr_lines[-1] == "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded)"
+    assert run.stderr_lines[-1] == "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded); 2 activation-sized ops removed"
     folded = jax.export.deserialize(bytearray((work / "folded.jax").read_bytes()))
     assert (folded.in_avals, folded.out_avals) == (exported.in_avals, exported.out_avals)
     assert "stablehlo.subtract" not in str(folded.mlir_module())
@@ -1043,7 +1043,7 @@ def test_cli_pass_pipeline_mixes_our_pass_with_registered_passes(work):
     )
     assert run.returncode == 0, run.stderr
     assert "batch_norm_inference" not in run.text
-    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert run.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
     assert printed(run.text) == run.text
 
 
@@ -1080,7 +1080,7 @@ def test_cli_takes_mlir_opts_single_dash_spellings_as_the_double_dash_ones(work)
     assert (work / "single.mlir").read_text() == (work / "double.mlir").read_text()
     flag = bnfold(work, "model.mlir", "-stablehlo-fold-batch-norm=max-iterations=3", "-report")
     assert flag.returncode == 0, flag.stderr
-    assert flag.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded)"
+    assert flag.stderr_lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (2 ops folded); 1 activation-sized op removed"
 
 
 def test_cli_prints_locations_only_with_mlir_print_debuginfo_and_they_read_back(work, folded_example):

@@ -39,20 +39,20 @@ def test_examples_cover_both_sides_of_a_linear_op():
 # package importable), exits 0 and prints these lines among its output.
 SCRIPTS = {
     "flax_resnet.py": [
-        "4 norms: 4 folded whole, 0 folded partly, 0 left (10 ops folded)",
+        "4 norms: 4 folded whole, 0 folded partly, 0 left (10 ops folded); 6 activation-sized ops removed",
         "weights as constants: the folded model matches the original",
-        "4 norms: 3 folded whole, 0 folded partly, 1 left (9 ops folded)",
+        "4 norms: 3 folded whole, 0 folded partly, 1 left (9 ops folded); 6 activation-sized ops removed",
         "weights as arguments: the folded model matches the original",
     ],
     "keras_jax.py": [
-        "3 norms: 3 folded whole, 0 folded partly, 0 left (5 ops folded)",
+        "3 norms: 3 folded whole, 0 folded partly, 0 left (5 ops folded); 4 activation-sized ops removed",
         "weights as constants: the folded model matches Keras",
-        "3 norms: 2 folded whole, 0 folded partly, 1 left (4 ops folded)",
+        "3 norms: 2 folded whole, 0 folded partly, 1 left (4 ops folded); 4 activation-sized ops removed",
         "weights as arguments: the folded model matches Keras",
     ],
     "exported_file.py": [
         "$ stablehlo-bnfold-opt model.jax --stablehlo-fold-batch-norm --report -o folded.jax",
-        "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded)",
+        "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded); 2 activation-sized ops removed",
         "folded.jax loads, and matches model.jax",
     ],
     "torch_mlir.py": [],  # its lines depend on what is installed: see _optional_lines

@@ -7,7 +7,7 @@ arguments, folded again with `fold-larger-weight-arguments=true`, against EXPECT
 
 - `norm_ops` / `left`: how many norm ops the export has before and after folding, exactly;
 - `activation_ops`: how many activation-sized ops the folded network has, exactly, and
-  never more than the original;
+  never more than the original; the report's `activation_ops_removed` is the difference;
 - `folds`: how many folds the report counts;
 - the folded module has no more ops than the original, counting every op (parameter
   arithmetic in the graph included; not asked of `fold-larger-weight-arguments`, which
@@ -27,7 +27,9 @@ argument):
 - *activation-sized*: an op whose (single, ranked tensor) result is data-dependent and has,
   apart from dimension 0 (the batch), at least two dimensions larger than one: a feature
   map (H, W, C) or a sequence (T, D). A per-example vector (a squeeze-excite gate, pooled
-  features, logits) or a per-token statistic (T, 1) is not.
+  features, logits) or a per-token statistic (T, 1) is not. The size rule is the
+  package's (`analysis.activations.activation_sized`, what the report's
+  `activation_ops_removed` counts).
 - *norm op*: an activation-sized `batch_norm_inference`, or an activation-sized multiply,
   divide, subtract or add with exactly one data-independent operand that is a per-feature
   value: broadcast (through broadcast_in_dim, dynamic_broadcast_in_dim, reshape, convert)
@@ -52,6 +54,7 @@ from jaxlib.mlir import ir
 from networks import EQUINOX, FLAX, KERAS, TORCHVISION, Variant, export_network, run
 
 import stablehlo_bnfold
+from stablehlo_bnfold.analysis.activations import activation_sized
 from stablehlo_bnfold.io import load, make_context
 from stablehlo_bnfold.report import describe_location
 from stablehlo_bnfold.verification import TOLERANCE
@@ -383,7 +386,7 @@ def count(module: ir.Module) -> Counts:
         if op.name in LINEAR_OPS:
             (data_only if all(depending) else weighted)[(op.name, str(op.results[0].type))] += 1
         not_literal.extend(_not_literal(op, operands, depending))
-        if len(op.results) != 1 or not _activation_sized(op.results[0]):
+        if len(op.results) != 1 or not activation_sized(op.results[0]):
             continue
         activation_ops += 1
         if _is_norm_op(op, depending):
@@ -438,13 +441,6 @@ def _not_literal(op: ir.Operation, operands, depending: list[bool]) -> list[str]
 
 
 _BROADCASTS = ("stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim")
-
-
-def _activation_sized(value: ir.Value) -> bool:
-    if not isinstance(value.type, ir.RankedTensorType):
-        return False
-    shape = value.type.shape[1:]
-    return sum(n != 1 for n in shape) >= 2
 
 
 def _is_norm_op(op: ir.Operation, depending: list[bool]) -> bool:
@@ -536,6 +532,10 @@ def test_activation_sized_ops_never_increase_and_match_the_table(case):
     key, folded = case
     assert folded.after.activation_ops <= folded.before.activation_ops
     assert folded.after.activation_ops == expected(key).activation_ops
+    # The report counts them the same way, in every function (those of private
+    # functions, not counted here, do not change).
+    removed = folded.before.activation_ops - folded.after.activation_ops
+    assert folded.report.summary()["activation_ops_removed"] == removed
 
 
 def test_no_fold_adds_ops_and_a_folded_network_has_fewer_activation_sized_ops(case):

@@ -152,9 +152,49 @@ def test_a_decomposed_batch_norm_is_one_line_and_the_summary_counts_norms():
     assert report.folded == 4  # ops: subtract, multiply, add, and the scale after them
     assert len(lines) == 3, lines  # two norms, then the summary
     assert "folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution" in lines[0]
-    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (4 ops folded)"
+    assert lines[-1] == "2 norms: 2 folded whole, 0 folded partly, 0 left (4 ops folded); 3 activation-sized ops removed"
     summary = json.loads(report.to_json())["summary"]
-    assert summary == {"norms": 2, "folded_whole": 2, "folded_partly": 0, "left": 0, "ops_folded": 4, "merges": 0}
+    assert summary == {
+        "norms": 2, "folded_whole": 2, "folded_partly": 0, "left": 0, "ops_folded": 4, "merges": 0,
+        "activation_ops_removed": 3,  # subtract, multiply, add, multiply; a bias add built
+    }
+
+
+TWO_NORMS_WITH_WEIGHT_ARGUMENTS = f"""
+func.func @main(%k: tensor<1x1x2x3xf32>, %mean: tensor<3xf32>, %inv: tensor<3xf32>, %beta: tensor<3xf32>,
+                %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {{
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %ib = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %bb = stablehlo.broadcast_in_dim %beta, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %c = {_CONV}
+  %s = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
+  %m = stablehlo.multiply %s, %ib : tensor<1x4x4x3xf32>
+  %y = stablehlo.add %m, %bb : tensor<1x4x4x3xf32>
+  %z = stablehlo.multiply %y, %ib : tensor<1x4x4x3xf32>
+  return %z : tensor<1x4x4x3xf32>
+}}
+"""
+
+
+def test_the_activation_sized_ops_removed_do_not_count_the_weights_scaled_in_the_graph():
+    # Weights as arguments: the fold computes W * s and the bias in the graph, and
+    # broadcasts of the statistics were there before: none of them is computed from the
+    # data (the last argument), so only the chain on the activation counts, as with
+    # constants (a kernel of 1x1x2x3 has the shape of an activation).
+    import stablehlo_bnfold
+
+    _, report = stablehlo_bnfold.fold_batch_norm(TWO_NORMS_WITH_WEIGHT_ARGUMENTS, with_report=True)
+    assert report.folded == 4
+    assert report.summary()["activation_ops_removed"] == 3
+    assert str(report).endswith("(4 ops folded); 3 activation-sized ops removed")
+
+
+def test_merged_reports_add_their_activation_sized_ops_removed():
+    # --split-input-file: one report per chunk, merged.
+    merged = FoldReport(activation_ops_removed=2).merged(FoldReport(activation_ops_removed=1))
+    assert merged.activation_ops_removed == 3
+    assert str(merged) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded); 3 activation-sized ops removed"
+    assert str(FoldReport(activation_ops_removed=1)).endswith("; 1 activation-sized op removed")
 
 
 FINAL_FORM_BIAS_ADD_READ_TWICE = """
@@ -179,7 +219,8 @@ def test_a_bias_add_in_its_final_form_is_no_norm_left():
     import stablehlo_bnfold
 
     _, report = stablehlo_bnfold.fold_batch_norm(FINAL_FORM_BIAS_ADD_READ_TWICE, with_report=True)
-    assert report.skips == () and str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"
+    assert report.skips == ()
+    assert str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded); 0 activation-sized ops removed"
 
 
 SQUEEZE_EXCITE_GATE = """
@@ -203,8 +244,41 @@ def test_a_squeeze_excite_gate_is_no_norm_left_but_says_why_at_the_op():
 
     _, report = stablehlo_bnfold.fold_batch_norm(SQUEEZE_EXCITE_GATE, with_report=True)
     lines = report.to_text().splitlines()
-    assert str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded)"
+    assert str(report) == "0 norms: 0 folded whole, 0 folded partly, 0 left (0 ops folded); 0 activation-sized ops removed"
     assert len(lines) == 2 and "per-channel value is computed from the data" in lines[0], lines
     data = json.loads(report.to_json())
     assert data["norms"] == [] and data["summary"]["left"] == 0
     assert [entry["op"] for entry in data["not_norms"]] == ["stablehlo.multiply"]
+
+
+def _budget_passing_scalar_module() -> str:
+    """%n, a scalar read by more ops than is_data_argument's walk visits (as jax.export's
+    symbolic batch size is, through every shape computation), broadcast to an
+    activation's shape; %x, the data, read by a convolution."""
+    adds = "\n".join(f"  %n{i + 1} = stablehlo.add %n{i}, %n{i} : tensor<i32>" for i in range(70))
+    return f"""
+func.func @main(%n0: tensor<i32>, %x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>) {{
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %c = {_CONV}
+{adds}
+  %f = stablehlo.convert %n70 : (tensor<i32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<1x4x4x3xf32>
+  return %c, %b : tensor<1x4x4x3xf32>, tensor<1x4x4x3xf32>
+}}
+"""
+
+
+def test_a_scalar_argument_is_no_data_for_the_activation_sized_count():
+    from stablehlo_bnfold.analysis.activations import count_activation_sized, data_arguments
+    from stablehlo_bnfold.fold.affine_map import is_data_argument
+
+    with make_ir_context() as context:
+        context.allow_unregistered_dialects = True
+        module = ir.Module.parse(_budget_passing_scalar_module())
+        function = module.body.operations[0]
+        arguments = function.regions[0].blocks[0].arguments
+        assert is_data_argument(arguments[0])  # its walk passes the budget
+        assert data_arguments(function) == (1,)
+        # The convolution only: the broadcast of the scalar is computed from it alone.
+        assert count_activation_sized([arguments[1]]) == 1
+        assert count_activation_sized([arguments[0], arguments[1]]) == 2

@@ -109,4 +109,4 @@ func.func @not_chains(%arg0: tensor<1x4x4x2xf32>, %var: tensor<1x1x1x2xf32>) -> 
   return %gated, %cb, %ve : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>, tensor<1x1x1x2xf32>
 }
 
-// CHECK: 5 norms: 1 folded whole, 0 folded partly, 4 left (1 op folded)
+// CHECK: 5 norms: 1 folded whole, 0 folded partly, 4 left (1 op folded); 1 activation-sized op removed

@@ -3,6 +3,8 @@ feature dimension lives, which values vary only along it, and where a symbolic s
 comes from. Nothing here creates IR.
 
 - `users`: `single_user`, a value read by one op (shape readers that go with it aside);
+- `activations`: `activation_sized`, `count_activation_sized` (the ops the data flows
+  through at full size, which the report counts before and after a run);
 - `shapes`: `broadcasts_onto_own_shape`, `shape_read_from` (symbolic-shape provenance);
 - `layouts`: `linear_layout`, `linear_layouts`, `input_layouts` (convolution,
   dot_general and dot);

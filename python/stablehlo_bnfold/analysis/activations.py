@@ -1,0 +1,93 @@
+"""Activation-sized ops: the ops the data flows through at full size, the ones a fold
+removes and the report counts (`FoldReport.summary`, `activation_ops_removed`).
+
+- *data-dependent*: a value computed from a data argument (`data_arguments`: the
+  model's input, not a weight nor a scalar). Sizes are not values: the shape operand of a
+  `dynamic_broadcast_in_dim` and `shape` dialect ops (torch-mlir reads the activation's
+  shape before each step of a symbolic batch) make nothing data-dependent; a
+  `shape.assuming` region's results are data-dependent where what it yields is.
+- *activation-sized* (`activation_sized`): a ranked tensor with, apart from dimension 0
+  (the batch), at least two dimensions larger than one (a dynamic one counts as larger):
+  a feature map (H, W, C) or a sequence (T, D). A per-channel vector, a scalar, a
+  per-example vector (a squeeze-excite gate, pooled features, logits) or a per-token
+  statistic (T, 1) is not.
+
+An op is counted when its single result is data-dependent and activation-sized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from jaxlib.mlir import ir
+
+from ..fold.affine_map import is_data_argument
+
+__all__ = ["activation_sized", "count_activation_sized", "data_arguments"]
+
+
+def activation_sized(value: ir.Value) -> bool:
+    """Whether `value`'s type has the size of an activation: a ranked tensor with at
+    least two dimensions larger than one after the first.
+
+    >>> activation_sized(conv.result)   # tensor<1x8x8x16xf32>   # doctest: +SKIP
+    True
+    """
+    kind = value.type
+    if not isinstance(kind, ir.RankedTensorType):
+        return False
+    return sum(n != 1 for n in kind.shape[1:]) >= 2
+
+
+def data_arguments(function: ir.Operation) -> tuple[int, ...]:
+    """The numbers of `function`'s arguments that are data (`is_data_argument`), scalars
+    aside; none for a declaration. A scalar is no activation, and jax.export's symbolic
+    dimension sizes are scalars that `is_data_argument` may take for data (the walk from
+    one through every shape computation it feeds passes its budget): ops computed from
+    them and weights alone (a norm's statistics broadcast to the batch) are no
+    activations."""
+    blocks = function.regions[0].blocks
+    if not len(blocks):
+        return ()
+    return tuple(
+        i for i, argument in enumerate(blocks[0].arguments)
+        if not _scalar(argument) and is_data_argument(argument)
+    )
+
+
+def _scalar(value: ir.Value) -> bool:
+    kind = value.type
+    return isinstance(kind, ir.RankedTensorType) and kind.rank == 0
+
+
+def count_activation_sized(data: Iterable[ir.Value]) -> int:
+    """How many ops are activation-sized and computed from `data` (a function's data
+    arguments, `data_arguments`): the ops their uses reach, and the uses of those ops'
+    results, through calls and into regions that read them; each op once.
+
+    >>> count_activation_sized([entry.arguments[i] for i in data_arguments(function)])   # doctest: +SKIP
+    3
+    """
+    # Following uses visits only what the data flows through, not the weights and
+    # constants (half of a network's ops, which a walk over every op reads too). An op is
+    # known by its first result: a value's hash is the address of the MLIR value behind
+    # it, the same from every handle (an op's own handle is not unique).
+    pending, seen, count = list(data), set(), 0
+    while pending:
+        for use in pending.pop().uses:
+            user = use.owner
+            name = user.name
+            if name.startswith("shape."):
+                if name == "shape.assuming_yield":  # the region's results are what it yields
+                    pending.extend(user.parent.results)
+                continue
+            if name == "stablehlo.dynamic_broadcast_in_dim" and use.operand_number != 0:
+                continue  # the output shape is sizes
+            results = user.results
+            if not len(results) or hash(results[0]) in seen:
+                continue
+            seen.add(hash(results[0]))
+            pending.extend(results)
+            if len(results) == 1 and activation_sized(results[0]):
+                count += 1
+    return count
