@@ -248,7 +248,7 @@ def _random_branches(seed: int):
     """A seeded sum of 2 or 3 parallel convolutions of one input (1 to 3 spatial
     dimensions, channels last or first, grouped or not; most draws a 3- or 5-tap kernel
     and smaller ones that fit in it, dilated or not, the others any kernels of 1 to 5 taps;
-    padded so that their outputs agree, most centred), some with bias adds, maybe
+    padded so that their outputs agree, most centred, none negatively), some with bias adds, maybe
     an identity branch x * s + t, summed in a random order; f32 or bf16, weights as
     constants or arguments, a static or symbolic batch. None where the draw is no valid
     program."""
@@ -278,9 +278,11 @@ def _random_branches(seed: int):
         padding = []
         for n, k, d, s in zip(size, kernel, dilation, strides):
             extent = (k - 1) * d + 1
-            low = (extent - 1) // 2 if fitting else int(rng.integers(-1, extent))
+            low = (extent - 1) // 2 if fitting else int(rng.integers(0, extent))
             padding.append((low, (-(-n // s) - 1) * s + extent - n - low))  # the same output size
         windows.append((kernel, dilation, padding, bool(rng.random() < 0.7)))
+    if any(low < 0 or high < 0 for _, _, padding, _ in windows for low, high in padding):
+        return None  # (XLA on the CPU reads outside the input for some negative paddings)
     kernels = [rng.normal(size=(*k, c // groups, c)).astype(dtype) for k, _, _, _ in windows]
     biases = [rng.normal(size=(c,)).astype(dtype) for _ in windows]
     s, t = rng.normal(size=(c,)).astype(dtype), rng.normal(size=(c,)).astype(dtype)
