@@ -218,11 +218,12 @@ class Passed:
     def takes_max(self) -> bool:
         """Whether the op takes a maximum over elements of a channel (a max-pool, a
         `reduce` maximum)."""
-        return self.row.negative is reasons.SCALE_NEGATIVE_POOL
+        return self.row is MAX_POOL or self.row is REDUCE_MAX
 
     @property
     def leaky(self) -> bool:
-        return self.row.negative is reasons.SCALE_NEGATIVE_LEAKY
+        """Whether the op is a leaky relu (inline, or a call of one)."""
+        return self.row is LEAKY_RELU or self.row is LEAKY_RELU_CALL
 
     @property
     def name(self) -> str:

@@ -160,8 +160,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.commuting import PASSAGE_OPS, UP, Passed, bounds_forward, passed_by
-from ..analysis.passage import identity_broadcast
+from ..analysis.commuting import BROADCAST_ONTO_OWN_SHAPE, PASSAGE_OPS, UP, Passed, bounds_forward, passed_by
 from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -505,7 +504,7 @@ def _walked(
         for data in datas:
             owner = data.owner
             if type(owner) in _WALKED and (
-                type(owner) is not stablehlo.DynamicBroadcastInDimOp or identity_broadcast(owner)
+                type(owner) is not stablehlo.DynamicBroadcastInDimOp or BROADCAST_ONTO_OWN_SHAPE.up(owner, None)
             ):
                 # (A dynamic broadcast of anything else is torch-mlir's of a constant: a
                 # relu's zero.)

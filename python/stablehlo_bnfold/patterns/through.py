@@ -110,7 +110,9 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
 from ..analysis.layouts import linear_layout
-from ..analysis.commuting import DOWN, DOWN_CLASSES, SHIFT_AS_IS, SHIFT_NONE, SLICE, Passed, bounds_back, data_down, feature_below
+from ..analysis.commuting import (
+    DOWN, DOWN_CLASSES, RELU6_CALL, SHIFT_AS_IS, SHIFT_NONE, SLICE, Passed, bounds_back, data_down, feature_below,
+)
 from ..analysis.shapes import shape_read_from
 from ..analysis.users import single_user
 from ..constants import float_dtype, round_to
@@ -523,7 +525,7 @@ def _moved_bounds(
             values = [round_to(dtype, bound) for bound in bounds_back(clamp_bounds, scale)]
         if any(v is None for v in values):
             return None
-        as_clamp = isinstance(passed[i].op, func.CallOp)
+        as_clamp = passed[i].row is RELU6_CALL
         moved[i] = MovedOperands(features[i], ((0, values[0]), (2, values[1])), as_clamp)
     return moved
 
