@@ -416,8 +416,20 @@ class FoldRewriter:
         for op, pattern in steps:
             self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name(), norm=norm)
         self._rewriter.replace_op(steps[-1][0], [replacement])
-        self._created.clear()
+        self._erase_unread_created()
         return Outcome.FOLDED
+
+    def _erase_unread_created(self) -> None:
+        """Erase, newest first, the ops this chain's build made that nothing reads (it
+        realizes the shift of each step, as one application per step would, and the last
+        step's bias reads past the negation the first built), and forget the rest. Only
+        at the end of an application (the caller builds nothing after it): the driver
+        would erase them only in a sweep of its own, then sweep once more over every op
+        to confirm nothing changed."""
+        for created in reversed(self._created):
+            if all(not len(list(result.uses)) for result in created.results):
+                self._rewriter.erase_op(created)
+        self._created.clear()
 
     def _rounded_again_name(self) -> str:
         dtype = self.rounded_again
