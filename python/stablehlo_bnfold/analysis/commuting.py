@@ -94,6 +94,7 @@ __all__ = [
     "DOWN",
     "DOWN_CLASSES",
     "PASSAGE_OPS",
+    "READING_OPS",
     "ROWS",
     "SHIFT_AS_IS",
     "SHIFT_INTO_BOUNDS",
@@ -830,6 +831,10 @@ PASSAGE_OPS = tuple(ROWS)
 
 _READERS = _by_class(TABLE, parts=True)
 """The rows an op of each class may be, or be part of, reading a value (`passed_by`)."""
+
+READING_OPS = frozenset(_READERS)
+"""The op classes `passed_by` may pass as a reader of a value (`type(op) in`): an op of
+any other class that reads a per-channel map's result is never passed."""
 
 def _ups(rows: tuple[Row, ...]) -> tuple[tuple[Row, Callable], ...]:
     """(row, `Row.up`) for the first of `rows` with each `up` (the call rows read a

@@ -160,7 +160,9 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import InputLayout, input_layouts
-from ..analysis.commuting import BROADCAST_ONTO_OWN_SHAPE, PASSAGE_OPS, UP, Passed, bounds_forward, passed_by
+from ..analysis.commuting import (
+    BROADCAST_ONTO_OWN_SHAPE, PASSAGE_OPS, READING_OPS, UP, Passed, bounds_forward, passed_by,
+)
 from ..analysis.shapes import SHAPE_READERS, shape_read_from, static_elements
 from ..analysis.per_channel import Narrow, per_feature_block_f64, per_feature_block_source
 from ..analysis.users import single_user
@@ -183,7 +185,7 @@ from ..fold.affine_map import (
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine, per_call_larger
 from ..fold.reasons import Reason
-from ..fold.rewriter import FoldRewriter, Outcome, Pattern
+from ..fold.rewriter import FoldRewriter, Outcome, Pattern, final_bias_add
 
 __all__ = [
     "FOLD_INPUT_AFFINE_INTO_CONV",
@@ -329,6 +331,11 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # L + b before a relu (every CNN's): a shift alone, which nothing passes;
             # decided before any constant is read.
             continue
+        if narrowing is None and chained == activation and _bias_add_read_elsewhere(linear, chained):
+            # (MobileNetV2's L + b read by the next block and its residual add.) Decided
+            # here, before the chain's constants are read: `_consumers` would refuse the
+            # add, and at a bias add in final form that refusal is no report line.
+            return rw.not_candidate(linear, reasons.AFFINE_USERS)
         # Through a slice or concatenate the chain has channels of its own.
         channels = shaped.shape[layout.feature] if chained == activation else ir.RankedTensorType(chained.type).shape[feature]
         arguments = rw.fold_weight_arguments
@@ -459,6 +466,22 @@ def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
         if _activation(operand.owner, depth - 1):
             return True
     return False
+
+
+def _bias_add_read_elsewhere(linear: ir.OpView, value: ir.Value) -> bool:
+    """Whether `value`, read by the convolution `linear` (one input layout: refusing it
+    here ends the pattern as the loop's end would), is a bias add in final form
+    (`final_bias_add`: every refusal of a chain topped by it is no report line) that an op
+    reads which is no linear op, no shape read and of no class a map passes
+    (`READING_OPS`): `_consumers` refuses its chain, whatever else holds."""
+    if not isinstance(linear, stablehlo.ConvolutionOp):
+        return False
+    foreign = any(
+        type(use.owner) not in READING_OPS and type(use.owner) not in _LINEAR
+        and use.owner.operation.name not in SHAPE_READERS
+        for use in value.uses
+    )
+    return foreign and final_bias_add(value.owner)
 
 
 def _bias_add(op) -> bool:
