@@ -54,6 +54,16 @@ def final_bias_add(op: ir.OpView) -> bool:
     return not computed_from_data(broadcast.operand, budget=16)
 
 
+def _never(op: ir.OpView) -> bool:
+    return False
+
+
+def _added_to(op: ir.OpView) -> bool:
+    """Whether an add reads `op`'s result (a bias add: the driver visited `op` after the
+    fold that built it, which kept `op`)."""
+    return any(type(use.owner) is stablehlo.AddOp for use in op.results[0].uses)
+
+
 def going_with(replaced: list[ir.OpView], staying: set[ir.Operation] = frozenset()) -> list[ir.Operation]:
     """`replaced` and every op all of whose results only they and the ops going read, users
     before their operands: what goes once `replaced` go. A call (which the driver never
@@ -123,6 +133,11 @@ class FoldRewriter:
         self._recorder = recorder
         self._pattern = pattern
         self._created: list[ir.Operation] = []
+        self.revisits: Callable[[ir.OpView], bool] = _never
+        """Which linear ops this application rebuilds (new weights) the driver should visit
+        again (`_revisit_rebuilt_linear`): those reading a chain's last op, which an
+        input-side pattern may fold into (unless an add reads them already)."""
+        self._rebuilt_linear: list[ir.OpView] = []
 
     def skip(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` as it is and record why (a short lowercase phrase); erases anything
@@ -164,6 +179,8 @@ class FoldRewriter:
         copy = op.operation.clone(ip=self._ip())
         for index, value in replacements.items():
             copy.operands[index] = value
+        if isinstance(op, LINEAR_OPS) and self.revisits(op) and not _added_to(op):
+            self._rebuilt_linear.append(copy)
         return self._track(copy).result
 
     def add_per_feature(
@@ -401,6 +418,7 @@ class FoldRewriter:
             self._rounded_again_name(),
             norm=norm,
         )
+        self._revisit_rebuilt_linear()
         self._rewriter.replace_op(op, [replacement])
         self._created.clear()
         return Outcome.FOLDED
@@ -415,9 +433,23 @@ class FoldRewriter:
         norm = self._recorder.norm_of(steps[0][0])
         for op, pattern in steps:
             self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name(), norm=norm)
+        self._revisit_rebuilt_linear()
         self._rewriter.replace_op(steps[-1][0], [replacement])
         self._erase_unread_created()
         return Outcome.FOLDED
+
+    def _revisit_rebuilt_linear(self) -> None:
+        """Have the driver visit again, after the ops this fold leaves without readers, each
+        linear op it rebuilt (new weights) that an input-side pattern may fold into
+        (`revisits`), as it visits one that a fold keeps and gives a bias add: the chain before
+        it may fold into that bias add now, in this sweep rather than the next (which
+        would cost one more sweep of every op). The driver learns of no op built here;
+        erasing a reader of its result through the rewriter tells it."""
+        for linear in self._rebuilt_linear:
+            # (Before its block's terminator: the op a fold builds before may be gone.)
+            reader = stablehlo.NegOp(linear.results[0], ip=ir.InsertionPoint.at_block_terminator(linear.operation.block))
+            self._rewriter.erase_op(reader.operation)
+        self._rebuilt_linear.clear()
 
     def _erase_unread_created(self) -> None:
         """Erase, newest first, the ops this chain's build made that nothing reads (it
@@ -460,6 +492,7 @@ class FoldRewriter:
         for created in reversed(self._created):
             created.erase()
         self._created.clear()
+        self._rebuilt_linear.clear()
         self._narrow_vectors.clear()
 
 

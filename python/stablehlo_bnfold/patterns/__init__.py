@@ -45,6 +45,7 @@ from .input_side import (
     FOLD_INPUT_AFFINE_INTO_CONV,
     FOLD_INPUT_AFFINE_INTO_DOT,
     FOLD_INPUT_AFFINE_INTO_DOT_GENERAL,
+    reads_chain_op,
 )
 from .precision import FOLD_PRECISION_ISLAND
 from .through import (
@@ -102,6 +103,7 @@ def build_pattern_set(
 def _adapt(pattern: Pattern, recorder: Recorder, options: tuple[bool, bool, bool]):
     def callback(op: ir.OpView, rewriter: rewrite.PatternRewriter) -> bool:
         rw = FoldRewriter(op, rewriter, recorder, pattern.name, *options)
+        rw.revisits = reads_chain_op
         try:
             with op.location:
                 outcome = pattern.apply(op, rw)

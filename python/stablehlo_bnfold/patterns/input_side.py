@@ -195,6 +195,7 @@ __all__ = [
     "fold_input_affine_into_dot",
     "fold_input_affine_into_dot_general",
     "may_fold_into",
+    "reads_chain_op",
 ]
 
 
@@ -1597,6 +1598,14 @@ FOLD_INPUT_AFFINE_INTO_DOT_GENERAL = Pattern(
     stablehlo.DotGeneralOp,
     fold_input_affine_into_dot_general,
 )
+
+
+def reads_chain_op(linear: ir.OpView) -> bool:
+    """Whether an input of `linear` is computed by an op a chain may end at (`CHAIN_OPS`)
+    itself, not through ops a scale passes: where `may_fold_into` may hold, read from the
+    producers' classes alone (the driver's revisit of a rebuilt linear op asks it)."""
+    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
+    return any(type(v.owner) in _CHAIN for v in inputs)
 
 
 def may_fold_into(linear: ir.OpView) -> bool:
