@@ -358,7 +358,11 @@ def describe_location(location: ir.Location, source: str | None = None) -> str:
     >>> describe_location(op.location, "model.mlir")   # doctest: +SKIP
     'model.mlir:12:5'
     """
-    text = str(location)
+    return _described(str(location), source)
+
+
+def _described(text: str, source: str | None) -> str:
+    """`describe_location` of the location printed as `text`."""
     match = _FILE_LINE_COL.match(text)
     if match:
         name = match.group(1)
@@ -597,13 +601,22 @@ class Recorder:
         """(location, position) of each entry's op: the position only where the location
         does not say which op it is, being no file:line:col (a jax name, unknown) or that
         of another op reported too."""
-        described = [(describe_location(loc, self.source), str(loc), key) for loc, key in entries]
+        # Each location printed once: the context keeps one of each (a location's `attr`
+        # compares by address), and the records of a network share a few (jax names).
+        printed: dict[ir.Attribute, tuple[str, bool]] = {}
+        described = []
+        for loc, key in entries:
+            attr = loc.attr
+            if attr not in printed:
+                text = str(loc)
+                printed[attr] = (_described(text, self.source), bool(_FILE_LINE_COL.match(text)))
+            described.append((*printed[attr], key))
         ops_at: dict[str, set[int]] = {}
         for where, _, key in described:
             ops_at.setdefault(where, set()).add(key)
         return [
             (where, self.positions.get(key, ""))
-            if not _FILE_LINE_COL.match(text) or len(ops_at[where]) > 1
+            if not file_line_col or len(ops_at[where]) > 1
             else (where, "")
-            for where, text, key in described
+            for where, file_line_col, key in described
         ]

@@ -34,6 +34,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
 from typing import Union
 
 import numpy as np
@@ -440,8 +442,6 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
     an op of `NOT_FUNCTIONS_OF_OPERANDS`, a call of a function that holds one, a linear op
     with an operand that is not an argument or a constant (`_plain`), or after `budget`
     ops; else `_ARGUMENTS` when a weight argument is reached, else `_CONSTANTS`."""
-    from ..analysis.passage import pure_callee  # (passage reads this module)
-
     pending, seen, found = [value], set(), _CONSTANTS
     while pending:
         value = pending.pop()
@@ -459,7 +459,9 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
             return _DATA
         seen.add(key)
         name = operation.name
-        if name in NOT_FUNCTIONS_OF_OPERANDS or (name == "func.call" and not pure_callee(owner)):
+        if name in NOT_FUNCTIONS_OF_OPERANDS:
+            return _DATA
+        if name == "func.call" and not _passage().pure_callee(owner):
             return _DATA
         operands = owner.operands
         if name in _LINEAR_NAMES and not (_plain(operands[0]) and _plain(operands[1])):
@@ -485,11 +487,20 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
     ops. The answer is read once a pass run (`read_once_a_run`): a fold that contracts a
     shift argument with the weights would otherwise make it read as data after it."""
-    from ..analysis.passage import read_once_a_run  # (passage reads this module)
-
     # A value's hash is the address of the MLIR value behind it: one per argument, the
     # same from every handle, for as long as the function lives.
-    return read_once_a_run(("data argument", hash(argument)), lambda: _is_data(argument, budget))
+    key = ("data argument", hash(argument))
+    return _passage().read_once_a_run(key, lambda: _is_data(argument, budget))
+
+
+@cache
+def _passage() -> ModuleType:
+    """`analysis.passage`, imported on first use (it reads this module). An import in the
+    functions that need it cost 1 us a call, more than `is_data_argument`'s answer read
+    once a run."""
+    from ..analysis import passage
+
+    return passage
 
 
 def _is_data(argument: ir.Value, budget: int) -> bool:
@@ -505,8 +516,6 @@ def _is_data(argument: ir.Value, budget: int) -> bool:
 
 def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
     """`is_data_argument`'s walk from an argument of a function's entry block."""
-    from ..analysis.passage import callee_body  # (passage reads this module)
-
     # Each value with the calls it was passed into, innermost last: at a callee's return
     # the walk goes on from that call's result, in its caller.
     pending: list[tuple[ir.Value, tuple]] = [(argument, ())]
@@ -537,7 +546,7 @@ def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
             if len(seen) >= budget:
                 return True
             seen.add(key)
-            body = callee_body(operation.opview) if name == "func.call" else None
+            body = _passage().callee_body(operation.opview) if name == "func.call" else None
             if body is not None and len(calls) < 8:
                 # Into the function: a batch size passed to `call @relu(%b, %x)` for its
                 # shapes reaches no value there.
@@ -590,21 +599,20 @@ def _places_a_parameter(broadcast: ir.Operation) -> bool:
     a larger tensor (`_expands`), or with dimensions added only for elementwise ops to
     read it (a [C] bias onto a [1, C] activation at batch 1: the same size, a different
     shape; jax.export's `broadcast_in_dim` of the data that a reshape reads is not one)."""
-    if broadcast.operands[0].type == broadcast.results[0].type:
+    operand, result = broadcast.operands[0].type, broadcast.results[0].type
+    if operand == result:
         return False
-    if _expands(broadcast):
+    if _expands(broadcast, ir.ShapedType(operand).shape, ir.ShapedType(result).shape):
         return True
-    users = [use.owner for use in broadcast.results[0].uses]
-    names = [(u if isinstance(u, ir.Operation) else u.operation).name for u in users]
+    names = [use.owner.name for use in broadcast.results[0].uses]  # (an op or its view)
     return bool(names) and all(name in _BINARY_ELEMENTWISE for name in names)
 
 
-def _expands(broadcast: ir.Operation) -> bool:
-    """Whether the broadcast puts its operand onto a larger tensor: some result dimension
-    larger than one (or dynamic) is new or comes from a dimension of size one."""
-    operand = ir.ShapedType(broadcast.operands[0].type).shape
+def _expands(broadcast: ir.Operation, operand: list[int], result: list[int]) -> bool:
+    """Whether the broadcast puts its operand (of shape `operand`) onto a larger tensor
+    (of shape `result`): some result dimension larger than one (or dynamic) is new or
+    comes from a dimension of size one."""
     mapped = dimensions(broadcast.attributes["broadcast_dimensions"])
-    result = ir.ShapedType(broadcast.results[0].type).shape
     for d, size in enumerate(result):
         if size != 1 and (d not in mapped or operand[mapped.index(d)] == 1):
             return True

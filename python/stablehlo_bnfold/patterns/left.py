@@ -26,7 +26,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
-from ..constants import float_dtype
+from ..constants import dimensions, float_dtype
 from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
 from ..fold.reasons import NO_LINEAR_OP, PER_TOKEN_FACTOR
 from ..report import Recorder
@@ -45,9 +45,8 @@ def report_chains_left(
     affine: list[ir.OpView] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        view = op.opview
-        if isinstance(view, AFFINE_OPS):
-            affine.append(view)
+        if op.name in _AFFINE_NAMES:  # (an op's view is made only for these)
+            affine.append(op.opview)
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
@@ -72,7 +71,7 @@ def report_chains_left(
             continue  # a precision island's convert above it says why
         if any(_operation(u.owner).name in _LINEAR for u in users):
             continue  # the input side looked at it (weights scaled in the graph, ...)
-        down, inner = _bottom(op, members, fold_weight_arguments)
+        down, inner = _bottom(op, members)
         if isinstance(down.owner, AFFINE_OPS):
             inner.append(down.owner)  # a step the chain stopped at may carry the reason
         if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
@@ -89,6 +88,7 @@ def report_chains_left(
 
 
 _LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
+_AFFINE_NAMES = frozenset(op.OPERATION_NAME for op in AFFINE_OPS)
 
 
 def _broadcast_statistic(value: ir.Value) -> bool:
@@ -115,18 +115,24 @@ class _Members:
         for op in ops:
             self._ops.setdefault(hash(op.operation), []).append(op)
         self._known: dict[int, bool] = {}
+        self._downs: dict[ir.Operation, ir.Value | None] = {}
         self._fold_weight_arguments = fold_weight_arguments
 
     def holds(self, key: int) -> bool:
         """Whether an op of a chain has the hash `key`."""
         known = self._known.get(key)
         if known is None:
-            known = any(
-                _down(op, self._fold_weight_arguments) is not None
-                for op in self._ops.get(key, ())
-            )
+            known = any(self.down(op) is not None for op in self._ops.get(key, ()))
             self._known[key] = known
         return known
+
+    def down(self, op: ir.OpView) -> ir.Value | None:
+        """`_down(op)`, computed once per op (`_bottom` asks it again of the ops `holds`
+        asked: reading a per-channel value costs more than the rest of the walk)."""
+        key = op.operation  # (compared by the operation it stands for, not by handle)
+        if key not in self._downs:
+            self._downs[key] = _down(op, self._fold_weight_arguments)
+        return self._downs[key]
 
 
 def _operation(owner) -> ir.Operation:
@@ -137,17 +143,15 @@ def _name(owner) -> str:
     return _operation(owner).name if isinstance(owner, ir.OpView) else "an argument"
 
 
-def _bottom(
-    op: ir.OpView, members: _Members, fold_weight_arguments: bool
-) -> tuple[ir.Value, list[ir.OpView]]:
+def _bottom(op: ir.OpView, members: _Members) -> tuple[ir.Value, list[ir.OpView]]:
     """The value the chain topped by `op` reads, and the chain's ops."""
     inner = [op]
-    value = _down(op, fold_weight_arguments)
+    value = members.down(op)
     while isinstance(value.owner, AFFINE_OPS) and members.holds(hash(value.owner.operation)):
         if not single_user(value):
             break
         inner.append(value.owner)
-        value = _down(value.owner, fold_weight_arguments)
+        value = members.down(value.owner)
     return value, inner
 
 
@@ -166,9 +170,8 @@ def _down(op: ir.OpView, fold_weight_arguments: bool) -> ir.Value | None:
         # operand is an activation computed far up the network.
         if not isinstance(other.owner, _BROADCASTS) or _is_parameter(down):
             continue
-        for feature, size in enumerate(shaped.shape):
-            if size <= 1:
-                continue
+        for feature in _features(other, shaped.shape):
+            size = shaped.shape[feature]
             vector = per_channel_f64(other, feature, size)
             if vector is not None:
                 # NaN != NaN: a non-finite vector counts (its pattern says why it stays).
@@ -187,6 +190,21 @@ def _down(op: ir.OpView, fold_weight_arguments: bool) -> ir.Value | None:
 
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ConstantOp)
+
+
+def _features(other: ir.Value, shape: list[int]) -> list[int]:
+    """The dimensions of size more than one, those that `other` is broadcast along from a
+    dimension of size more than one (where a per-channel value lies) first. `_down` asks
+    whether any of them holds a per-channel value: the order changes only how soon it
+    knows (a chain's op asked in feature order read its value along H and W first)."""
+    features = [d for d, n in enumerate(shape) if n > 1]
+    broadcast = other.owner
+    if isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+        source = ir.ShapedType(broadcast.operand.type)
+        sizes = source.shape if source.has_rank else []
+        wide = {d for d, n in zip(dimensions(broadcast.broadcast_dimensions), sizes) if n != 1}
+        features.sort(key=lambda d: d not in wide)  # (a stable sort: feature order otherwise)
+    return features
 
 
 def _is_parameter(value: ir.Value) -> bool:
