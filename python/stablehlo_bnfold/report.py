@@ -73,6 +73,10 @@ class Skip:
     the norm is folded partly."""
     norm: int = 0
     """With `kept`, the norm folded (`Fold.norm`)."""
+    chain: int = 0
+    """Without `kept`, the chain of per-channel ops this op is one of, where patterns
+    refused it at several of its ops (an output side's refusal at its subtract, the
+    input side's at its add): one norm left, a line per pattern. 0: an op on its own."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,10 @@ class FoldReport:
         for index, fold in enumerate(self.folds):
             groups.setdefault(("norm", fold.norm or -index - 1), []).append(fold)
         for skip in self.skips:
-            key = ("norm", skip.norm) if skip.kept else ("op", skip.location, skip.position)
+            if skip.kept:
+                key = ("norm", skip.norm)
+            else:
+                key = ("chain", skip.chain) if skip.chain else ("op", skip.location, skip.position)
             groups.setdefault(key, []).append(skip)
         norms = []
         for members in groups.values():
@@ -456,6 +463,9 @@ class Recorder:
     (`data_arguments`), read once so that a run is counted before and after alike."""
     _norm_count: int = field(default=0, repr=False)
     _continued: dict[int, int] = field(default_factory=dict, repr=False)
+    _chains: dict[int, int] = field(default_factory=dict, repr=False)
+    """The chain (`same_norm`) of each op a pattern named one of, by address."""
+    _chain_count: int = field(default=0, repr=False)
     """The norm of the part folded already, by the address of the op that continues it."""
 
     def created(self, op: ir.Operation) -> None:
@@ -465,6 +475,7 @@ class Recorder:
         been erased: its skips go with it, or `finish` would report them for `op`."""
         key = op_key(op)
         self.built.add(key)
+        self._chains.pop(key, None)
         if key in self._skipped:
             for stale in [entry for entry in self.skips if entry[0] == key]:
                 del self.skips[stale]
@@ -490,6 +501,20 @@ class Recorder:
         norm = self.folds[-1][6] if kept and self.folds else 0
         self.skips[key] = (op.location, pattern, op.operation.name, reason, kept, norm)
         self._skipped.add(key[0])
+
+    def same_norm(self, ops: list[ir.OpView]) -> None:
+        """Note that `ops` are one chain of per-channel ops (one norm): where patterns
+        refuse it at more than one of them, the report counts one norm left."""
+        keys = [op_key(op.operation) for op in ops]
+        known = {self._chains[k] for k in keys if k in self._chains}
+        if not known:
+            self._chain_count += 1
+        chain = min(known) if known else self._chain_count
+        for key, other in list(self._chains.items()):
+            if other in known:
+                self._chains[key] = chain
+        for key in keys:
+            self._chains[key] = chain
 
     def new_norm(self) -> int:
         """A number for a norm folded now (its folds share it: `Fold.norm`)."""
@@ -585,17 +610,27 @@ class Recorder:
         places = self._places([(loc, key) for loc, key, _ in folds + skips] + [m[:2] for m in merges])
         fold_places, skip_places = places[: len(folds)], places[len(folds) : len(folds) + len(skips)]
         merge_places = places[len(folds) + len(skips) :]
+        chains = self._skip_chains([key for _, key, rest in skips if not rest[3]])
         return FoldReport(
             tuple(
                 Fold(w, *rest[:5], position=p, norm=rest[5]) for (w, p), (_, _, rest) in zip(fold_places, folds)
             ),
             tuple(
-                Skip(w, *rest[:3], position=p, kept=rest[3], norm=rest[4])
-                for (w, p), (_, _, rest) in zip(skip_places, skips)
+                Skip(w, *rest[:3], position=p, kept=rest[3], norm=rest[4], chain=0 if rest[3] else chains.get(key, 0))
+                for (w, p), (_, key, rest) in zip(skip_places, skips)
             ),
             tuple(Merge(w, *entry[2:], position=p) for (w, p), entry in zip(merge_places, merges)),
             self.activation_ops_removed,
         )
+
+    def _skip_chains(self, keys: list[int]) -> dict[int, int]:
+        """The chain (`same_norm`) of each op of `keys` (ops left alone) that shares it with
+        another of them; ops on their own are not in it."""
+        members: dict[int, set[int]] = {}
+        for key in keys:
+            if key in self._chains:
+                members.setdefault(self._chains[key], set()).add(key)
+        return {key: chain for chain, ops in members.items() if len(ops) > 1 for key in ops}
 
     def _places(self, entries: list[tuple[ir.Location, int]]) -> list[tuple[str, str]]:
         """(location, position) of each entry's op: the position only where the location

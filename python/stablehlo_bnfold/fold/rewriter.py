@@ -150,6 +150,11 @@ class FoldRewriter:
         self._recorder.skip(op, self._pattern, str(reason))
         return Outcome.SKIPPED
 
+    def same_norm(self, ops: list[ir.OpView]) -> None:
+        """Note that `ops` are one chain of per-channel ops, one norm however many of them
+        patterns refuse (`Recorder.same_norm`)."""
+        self._recorder.same_norm(ops)
+
     def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` alone without a report entry: it is not a batch-norm candidate at
         all (most multiplies and adds of a model), so only the debug log says why."""

@@ -359,6 +359,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # chain would have.
             continue
         if affine is not None:
+            # One norm, wherever it is refused (the output side at its subtract, here at
+            # its add): the report counts it once.
+            rw.same_norm([step.op for step in affine.steps])
             affine, centring, cancels = _centring(affine, narrowing)
             plan = _plan(linear, layout, feature, affine, narrowing, rw, cancels)
             if isinstance(plan, Outcome):
