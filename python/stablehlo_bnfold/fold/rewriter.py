@@ -452,7 +452,8 @@ class FoldRewriter:
         erasing a reader of its result through the rewriter tells it."""
         for linear in self._rebuilt_linear:
             # (Before its block's terminator: the op a fold builds before may be gone.)
-            reader = stablehlo.NegOp(linear.results[0], ip=ir.InsertionPoint.at_block_terminator(linear.operation.block))
+            at_end = ir.InsertionPoint.at_block_terminator(linear.operation.block)
+            reader = stablehlo.NegOp(linear.results[0], ip=at_end)
             self._rewriter.erase_op(reader.operation)
         self._rebuilt_linear.clear()
 
