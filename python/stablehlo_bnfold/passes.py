@@ -55,8 +55,10 @@ class FoldBatchNormPass:
     """
 
     max_iterations: int = 10
-    """Greedy-driver sweeps before giving up on a fixed point; each sweep visits every op
-    once, so more sweeps cost time only on modules that keep changing."""
+    """Greedy-driver sweeps before giving up on a fixed point (the pass then fails with an
+    error); each sweep visits every op once, so more sweeps cost time only on modules that
+    keep changing. The last sweep only confirms that nothing changes: a module where
+    anything folds needs two."""
 
     fold_weight_arguments: bool = True
     """Also fold when weights or statistics are function arguments (jax.export of
@@ -124,7 +126,7 @@ class FoldBatchNormPass:
             with callees_read_once():
                 try:
                     recorder.number(op)  # (data arguments read once a run, as the patterns see them)
-                    rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+                    _apply_greedily(op, frozen, config)
                 finally:
                     if collecting:
                         gc.enable()
@@ -135,6 +137,21 @@ class FoldBatchNormPass:
                 recorder.ran(op)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
+
+
+def _apply_greedily(op: ir.Operation, frozen, config: rewrite.GreedyRewriteConfig) -> None:
+    """MLIR's greedy driver on `op`; FoldError where its sweeps did not reach a fixed point
+    (the last sweep still changed something) within `config.max_iterations`: each fold
+    is whole, but some op may still be foldable."""
+    try:
+        rewrite.apply_patterns_and_fold_greedily(op, frozen, config)
+    except RuntimeError as error:
+        if "failed to converge" not in str(error):
+            raise
+        raise FoldError(
+            f"the folds did not settle within max-iterations={config.max_iterations}: the last "
+            "sweep of the module still changed it; a larger max-iterations lets them finish"
+        ) from None
 
 
 def _option_value(key: str, raw: str, kind: object) -> int | bool:

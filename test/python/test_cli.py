@@ -574,6 +574,13 @@ def test_cli_exits_2_and_names_the_option_on_a_bad_pass_option(work, option):
     assert_one_error(run, 2, rf"{PROG}: error: .*{re.escape(option.split('=')[0])}.*")
 
 
+def test_cli_says_the_folds_did_not_settle_when_max_iterations_is_too_few(work):
+    # The sweep that confirms nothing changes is one of them: with one, a module that
+    # folds never settles. An error of the input's fold, not an internal one.
+    run = bnfold(work, "model.mlir", "--stablehlo-fold-batch-norm=max-iterations=1")
+    assert_one_error(run, 1, rf"{PROG}: error: the folds did not settle within max-iterations=1: .*")
+
+
 def test_cli_exits_2_and_names_the_pass_on_an_unknown_pass_in_the_pipeline(work):
     run = bnfold(work, "model.mlir", "--pass-pipeline=builtin.module(no-such-pass)")
     assert_one_error(run, 2, rf"{PROG}: error: .*no-such-pass.*")
