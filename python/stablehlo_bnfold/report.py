@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 
 from .analysis.activations import count_activation_sized, data_arguments
 from .basics import one_line
-from .fold.reasons import DATA_DEPENDENT
+from .fold.reasons import DATA_DEPENDENT, NO_LINEAR_OP, NOT_LINEAR
 
 __all__ = ["Fold", "FoldError", "FoldReport", "Recorder", "Skip", "describe_location", "one_line"]
 
@@ -92,7 +92,7 @@ class Merge:
     position: str = ""
 
 
-GENERIC_REASONS = ("operand is not a convolution or dot_general", "no convolution or dot_general next to the chain")
+GENERIC_REASONS = (str(NOT_LINEAR), str(NO_LINEAR_OP))
 """Reasons that say only that a pattern does not apply to an op; where another pattern
 says more about the same op, the report shows that one."""
 
