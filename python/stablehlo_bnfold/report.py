@@ -468,10 +468,11 @@ class Recorder:
     (`data_arguments`), read once so that a run is counted before and after alike."""
     _norm_count: int = field(default=0, repr=False)
     _continued: dict[int, int] = field(default_factory=dict, repr=False)
+    """The norm of the part folded already, by the address of the op that continues it."""
     _chains: dict[int, int] = field(default_factory=dict, repr=False)
     """The chain (`same_norm`) of each op a pattern named one of, by address."""
     _chain_count: int = field(default=0, repr=False)
-    """The norm of the part folded already, by the address of the op that continues it."""
+    """The chains `same_norm` numbered so far."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
