@@ -182,11 +182,16 @@ class FoldReport:
         return text + f"; {removed} activation-sized {'op' if removed == 1 else 'ops'} removed"
 
     def merged(self, other: FoldReport) -> FoldReport:
-        """This report followed by `other` (for --split-input-file), `other`'s norms
-        numbered after this one's."""
+        """This report followed by `other` (for --split-input-file), `other`'s norms and
+        chains numbered after this one's (each run's recorder numbers them from 1)."""
         offset = max([f.norm for f in self.folds] + [s.norm for s in self.skips] + [0])
+        chains = max([s.chain for s in self.skips] + [0])
         folds = tuple(dataclasses.replace(f, norm=f.norm + offset) for f in other.folds)
-        skips = tuple(dataclasses.replace(s, norm=s.norm + offset) if s.kept else s for s in other.skips)
+        skips = tuple(
+            dataclasses.replace(s, norm=s.norm + offset) if s.kept
+            else dataclasses.replace(s, chain=s.chain + chains) if s.chain else s
+            for s in other.skips
+        )
         return FoldReport(
             self.folds + folds, self.skips + skips, self.merges + other.merges,
             self.activation_ops_removed + other.activation_ops_removed,
@@ -467,6 +472,7 @@ class Recorder:
     _chains: dict[int, int] = field(default_factory=dict, repr=False)
     """The chain (`same_norm`) of each op a pattern named one of, by address."""
     _chain_count: int = field(default=0, repr=False)
+    """The chains `same_norm` numbered so far."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the

@@ -189,6 +189,20 @@ def test_the_activation_sized_ops_removed_do_not_count_the_weights_scaled_in_the
     assert str(report).endswith("(4 ops folded); 3 activation-sized ops removed")
 
 
+def test_merged_reports_keep_the_norms_left_of_each_chunk_apart():
+    # --split-input-file: each chunk's recorder numbers its chains from 1; a norm refused at
+    # two of its ops (a line per pattern) in one chunk is not the one of another chunk.
+    def chunk(line: int) -> FoldReport:
+        return FoldReport(skips=(
+            Skip(f"m.mlir:{line}:1", "fold_subtrahend_into_bias", "stablehlo.subtract", "why", chain=1),
+            Skip(f"m.mlir:{line + 2}:1", "fold_input_affine_into_conv", "stablehlo.add", "why", chain=1),
+        ))
+
+    merged = chunk(1).merged(chunk(10))
+    assert [len(norm.skips) for norm in merged.norms()] == [2, 2]
+    assert str(merged).startswith("2 norms: 0 folded whole, 0 folded partly, 2 left")
+
+
 def test_merged_reports_add_their_activation_sized_ops_removed():
     # --split-input-file: one report per chunk, merged.
     merged = FoldReport(activation_ops_removed=2).merged(FoldReport(activation_ops_removed=1))

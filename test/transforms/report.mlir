@@ -77,7 +77,36 @@ func.func @no_fold_one_norm_refused_twice(%x: tensor<1x1x1x8xf32>, %w: tensor<1x
   return %3, %4 : tensor<1x1x1x8xf32>, tensor<1x1x1x8xf32>
 }
 
-// CHECK:         4 norms: 1 folded whole, 0 folded partly, 3 left (1 op folded); 0 activation-sized ops removed
+// -----
+
+// Two norms, one after the other, left: the fold after the first layer refused at the first
+// one's subtract (the layer's result is returned too), the fold into the next layer at the
+// second one's add (returned too), though the input side sees the two as one chain of
+// per-channel ops. Counted twice, once per norm.
+func.func @no_fold_two_norms_in_one_chain(%x: tensor<1x1x1x4xf32>) -> (tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>) {
+  %w = stablehlo.constant dense<0.25> : tensor<1x1x4x4xf32>
+  %m = stablehlo.constant dense<[0.125, 0.25, 0.375, 0.5]> : tensor<4xf32>
+  %s = stablehlo.constant dense<[1.5, 2.0, 0.5, 1.0]> : tensor<4xf32>
+  %b = stablehlo.constant dense<[0.25, -0.25, 0.125, 0.0]> : tensor<4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [3] : (tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [3] : (tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<4xf32>) -> tensor<1x1x1x4xf32>
+  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x1x4xf32>
+  // CHECK: report.mlir:[[# @LINE + 2]]:8: not folded stablehlo.subtract: producer result has other users [fold_subtrahend_into_bias]
+  // CONST: report.mlir:[[# @LINE + 1]]:8: not folded stablehlo.subtract: producer result has other users [fold_subtrahend_into_bias]
+  %0 = stablehlo.subtract %c, %mb : tensor<1x1x1x4xf32>
+  %1 = stablehlo.multiply %0, %sb : tensor<1x1x1x4xf32>
+  %2 = stablehlo.add %1, %bb : tensor<1x1x1x4xf32>
+  %3 = stablehlo.subtract %2, %bb : tensor<1x1x1x4xf32>
+  %4 = stablehlo.multiply %3, %sb : tensor<1x1x1x4xf32>
+  // CHECK: report.mlir:[[# @LINE + 2]]:8: not folded stablehlo.add: affine result has other users (func.return) [fold_input_affine_into_conv]
+  // CONST: report.mlir:[[# @LINE + 1]]:8: not folded stablehlo.add: affine result has other users (func.return) [fold_input_affine_into_conv]
+  %5 = stablehlo.add %4, %mb : tensor<1x1x1x4xf32>
+  %6 = stablehlo.convolution(%5, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x1x4xf32>
+  return %6, %5, %c : tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>, tensor<1x1x1x4xf32>
+}
+
+// CHECK:         6 norms: 1 folded whole, 0 folded partly, 5 left (1 op folded); 0 activation-sized ops removed
 // CHECK-NOT:     func.func
-// CONST:         3 norms: 1 folded whole, 0 folded partly, 2 left (1 op folded); 0 activation-sized ops removed
+// CONST:         5 norms: 1 folded whole, 0 folded partly, 4 left (1 op folded); 0 activation-sized ops removed
 // CONST-NOT:     func.func

@@ -172,6 +172,7 @@ from ..fold.affine_map import (
     CHAIN_OPS,
     LINEAR_OPS,
     AffineChain,
+    AffineStep,
     PerChannel,
     affine_chain,
     cancellation,
@@ -360,8 +361,9 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             continue
         if affine is not None:
             # One norm, wherever it is refused (the output side at its subtract, here at
-            # its add): the report counts it once.
-            rw.same_norm([step.op for step in affine.steps])
+            # its add): the report counts it once; two norms in one chain twice.
+            for norm in _norms(affine.steps):
+                rw.same_norm(norm)
             affine, centring, cancels = _centring(affine, narrowing)
             plan = _plan(linear, layout, feature, affine, narrowing, rw, cancels)
             if isinstance(plan, Outcome):
@@ -470,6 +472,27 @@ def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
         if _activation(operand.owner, depth - 1):
             return True
     return False
+
+
+def _norms(steps: tuple[AffineStep, ...]) -> list[list[ir.OpView]]:
+    """The ops of `steps` (outermost first) by the norm each belongs to, for the report: a
+    chain may hold several maps one after the other (two batch norms, or a norm after its
+    layer's bias add). A norm ends at its shift, an add (several adds in a row are one
+    shift), or is one `batch_norm_inference`; the op after either begins the next.
+    A subtract is read as a norm's centring (x - mean), so a shift written as a subtract
+    (x * s - c) joins the norm after it."""
+    norms: list[list[ir.OpView]] = [[]]
+    below = None
+    for step in reversed(steps):
+        op = step.op
+        if below is not None and (
+            type(below) is stablehlo.BatchNormInferenceOp or type(op) is stablehlo.BatchNormInferenceOp
+            or (type(below) is stablehlo.AddOp and type(op) is not stablehlo.AddOp)
+        ):
+            norms.append([])
+        norms[-1].append(op)
+        below = op
+    return norms
 
 
 def _bias_add_read_elsewhere(linear: ir.OpView, value: ir.Value) -> bool:
