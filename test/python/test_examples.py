@@ -4,6 +4,7 @@ exits 0 having printed its report and its check of the folded model against the 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import pathlib
@@ -55,7 +56,7 @@ SCRIPTS = {
         "1 norm: 1 folded whole, 0 folded partly, 0 left (3 ops folded); 2 activation-sized ops removed",
         "folded.jax loads, and matches model.jax",
     ],
-    "torch_mlir.py": [],  # its lines depend on what is installed: see _optional_lines
+    "pytorch_export.py": [],  # its lines depend on what is installed: see _optional_lines
     "tensorflow_keras.py": [],
 }
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -77,6 +78,18 @@ def _optional_lines(name: str) -> list[str]:
 
 def test_every_example_script_is_run_by_this_file():
     assert {p.name for p in (ROOT / "examples").glob("*.py")} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_no_example_script_is_named_as_a_module_it_imports(name):
+    # Run as `python3 examples/NAME.py`, the script's folder comes first on the path: an
+    # example named torch_mlir.py imported itself for `from torch_mlir import fx`.
+    tree = ast.parse((ROOT / "examples" / name).read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    assert pathlib.Path(name).stem not in imported
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

@@ -1,7 +1,7 @@
 """Fold the batch norms of a small PyTorch model exported to StableHLO by torch-mlir or torch_xla.
 
     pip install torch torch-mlir      # or: pip install torch torch_xla
-    python3 examples/torch_mlir.py
+    python3 examples/pytorch_export.py
 
 Without torch and one of the two exporters it says so and exits 0. torch-mlir's
 `fx.export_and_import(model, x, output_type="stablehlo")` is how this repository's
