@@ -188,9 +188,10 @@ def verify(
             first, second = _module_of(first), _module_of(second)
             runners = _module_runner(first), _module_runner(second)
             arguments = _module_arguments(first)
+        # (Inside the try: a runner refines shapes when it first runs.)
+        return _compare(*runners, arguments, trials=trials, seed=seed, rtol=rtol)
     except _NotRunnable as reason:
         return Verification((), trials, str(reason))
-    return _compare(*runners, arguments, trials=trials, seed=seed, rtol=rtol)
 
 
 def _compare(run_original, run_folded, arguments, *, trials, seed, rtol) -> Verification:

@@ -79,6 +79,19 @@ def test_verify_says_it_cannot_verify_here_a_module_without_main():
     assert str(result) == "cannot verify here: no function named main"
 
 
+def test_verify_says_it_cannot_verify_here_a_module_whose_shapes_it_cannot_refine():
+    # A `shape` dialect op on a dynamic batch: the runner finds out when it first runs.
+    dynamic = """
+    func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %s = shape.shape_of %arg0 : tensor<?x4xf32> -> tensor<2xindex>
+      %y = stablehlo.dynamic_broadcast_in_dim %arg0, %s, dims = [0, 1] : (tensor<?x4xf32>, tensor<2xindex>) -> tensor<?x4xf32>
+      return %y : tensor<?x4xf32>
+    }"""
+    result = stablehlo_bnfold.verify(dynamic, dynamic)
+    assert not result.verified and not result.ok
+    assert str(result).startswith("cannot verify here: its dynamic shapes cannot be refined")
+
+
 DOUBLED = """
 func.func @main(%arg0: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %0 = stablehlo.add %arg0, %arg0 : tensor<2x4xf32>
