@@ -317,11 +317,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     # below would skip it for every layout (its walk ends there, or sooner at an op that
     # is no chain). A convolution's lhs alone is read per feature (`input_layouts`): its
     # weights, scaled in the graph by an earlier fold (a multiply), are not looked at.
-    if isinstance(linear, stablehlo.ConvolutionOp):
-        starts = _may_start_chain(linear.operands[0])
-    else:
-        starts = any(_may_start_chain(v) for v in linear.operands)
-    if not starts:
+    if not may_fold_into(linear):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
         activation = linear.operands[layout.activation]
@@ -1630,8 +1626,7 @@ def reads_chain_op(linear: ir.OpView) -> bool:
     """Whether an input of `linear` is computed by an op a chain may end at (`CHAIN_OPS`)
     itself, not through ops a scale passes: where `may_fold_into` may hold, read from the
     producers' classes alone (the driver's revisit of a rebuilt linear op asks it)."""
-    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
-    return any(type(v.owner) in _CHAIN for v in inputs)
+    return any(type(v.owner) in _CHAIN for v in _inputs(linear))
 
 
 def may_fold_into(linear: ir.OpView) -> bool:
@@ -1640,5 +1635,12 @@ def may_fold_into(linear: ir.OpView) -> bool:
     side folds a chain after `linear` in one application only where this is False: one
     fold of the input side between the chain's ops (merging a shift into the bias add
     the first of them builds) would change what the rest of them fold into."""
-    inputs = linear.operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else linear.operands
-    return any(_may_start_chain(v) for v in inputs)
+    return any(_may_start_chain(v) for v in _inputs(linear))
+
+
+def _inputs(linear: ir.OpView) -> list[ir.Value]:
+    """The operands of `linear` a chain before it may reach: a convolution's input alone
+    (its weights, scaled in the graph by an earlier fold, are not looked at), a
+    dot_general's or dot's either operand."""
+    operands = list(linear.operands)
+    return operands[:1] if isinstance(linear, stablehlo.ConvolutionOp) else operands
