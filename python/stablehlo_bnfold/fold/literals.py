@@ -57,7 +57,7 @@ from ..constants import (
 )
 from ..report import Recorder
 from . import reasons
-from .affine_map import LINEAR_OPS
+from .affine_map import LINEAR_NAMES
 from .reasons import Reason
 
 __all__ = ["EVALUATED", "evaluate_literals", "float64_value"]
@@ -96,7 +96,7 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
     linear: list[tuple[int, ir.OpView]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _LINEAR_NAMES:  # (a name costs less than an OpView)
+        if op.name in LINEAR_NAMES:  # (a name costs less than an OpView)
             linear.append((hash(op), op.opview))
         return ir.WalkResult.ADVANCE
 
@@ -144,7 +144,6 @@ def float64_value(value: ir.Value) -> np.ndarray | None:
 
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
-_LINEAR_NAMES = frozenset(op.OPERATION_NAME for op in LINEAR_OPS)
 
 
 def _bias_adds(result: ir.Value) -> list[tuple[stablehlo.AddOp, int]]:

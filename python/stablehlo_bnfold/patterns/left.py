@@ -27,7 +27,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype
-from ..fold.affine_map import AFFINE_OPS, biased_linear, computed_from_data
+from ..fold.affine_map import AFFINE_OPS, LINEAR_NAMES, biased_linear, computed_from_data
 from ..fold.reasons import NO_LINEAR_OP, PER_TOKEN_FACTOR
 from ..report import Recorder
 
@@ -69,7 +69,7 @@ def report_chains_left(
             continue  # not the outermost op: the line goes on the top of the chain
         if len(users) == 1 and recorder.has_skip(_operation(users[0].owner)):
             continue  # a precision island's convert above it says why
-        if any(_operation(u.owner).name in _LINEAR for u in users):
+        if any(_operation(u.owner).name in LINEAR_NAMES for u in users):
             continue  # the input side looked at it (weights scaled in the graph, ...)
         down, inner = _bottom(op, members)
         if isinstance(down.owner, AFFINE_OPS):
@@ -87,7 +87,6 @@ def report_chains_left(
         recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
-_LINEAR = ("stablehlo.convolution", "stablehlo.dot_general", "stablehlo.dot")
 _AFFINE_NAMES = frozenset(op.OPERATION_NAME for op in AFFINE_OPS)
 
 
