@@ -53,7 +53,8 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
     array([...8 values...])
     """
-    vector = _per_channel(value, feature)
+    with np.errstate(all="ignore"):  # non-finite values are refused by the patterns
+        vector = _per_channel(value, feature)
     if vector is None or vector.shape[0] not in (1, size):
         return None
     if vector.shape[0] == size:
@@ -71,7 +72,8 @@ def uniform_f64(value: ir.Value) -> float | None:
     >>> uniform_f64(broadcast_in_dim(constant(-inf), dims=[]))  # doctest: +SKIP
     -inf
     """
-    vector = _per_channel(value, None)
+    with np.errstate(all="ignore"):
+        vector = _per_channel(value, None)
     return None if vector is None or vector.shape != (1,) else float(vector[0])
 
 
@@ -140,37 +142,43 @@ def _source(value: ir.Value, feature: int | None) -> Narrow | None:
 
 
 def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
-    """Values along `feature` (None: the value must be uniform), as a 1-D float64 array."""
-    # Each accessor is a call into the bindings: the type and the owner are read once.
-    if feature is not None and ir.ShapedType(value.type).is_dynamic_dim(feature):
+    """Values along `feature` (None: the value must be uniform), as a 1-D float64 array.
+    Called with numpy's floating-point errors ignored (`per_channel_f64`, `uniform_f64`)."""
+    # Each accessor is a call into the bindings: the type and the owner are read once,
+    # and the owner's reader is found by its class (`value.owner` is the registered class
+    # itself; `isinstance` against each in turn cost a fifth of this analysis).
+    if feature is not None and value.type.is_dynamic_dim(feature):
         return None
     owner = value.owner
-    if not isinstance(owner, ir.OpView):
+    read = _READERS.get(type(owner))
+    if read is not None:
+        return read(owner, feature)
+    if not isinstance(owner, ir.OpView) and _CALLS:
         with _in_caller(value) as operand:  # a callee's argument: the call's operand
             return None if operand is None else _per_channel(operand, feature)
-    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
-        return _through_broadcast(owner, feature)
-    if type(owner) in BINARY_UFUNC or type(owner) in UNARY_UFUNC:
-        return _elementwise(owner, feature)
-    if isinstance(owner, stablehlo.SelectOp):
-        return _select(owner, feature)
-    if isinstance(owner, func.CallOp):
-        return _through_call(owner, feature)
-    if isinstance(owner, stablehlo.ReshapeOp):
-        return _through_reshape(owner, feature)
-    if isinstance(owner, stablehlo.ConvertOp):
-        inner = _per_channel(owner.operand, feature)
-        if inner is None:
-            inner = _integers_along(owner.operand, feature)
-        dtype = float_dtype(ir.ShapedType(value.type).element_type)
-        if inner is None or dtype is None:
-            return None
-        rounded = round_to(dtype, inner)
-        return None if rounded is None else rounded.astype(np.float64)
-    scalar = _scalar_constant(owner)
+    return None
+
+
+def _through_convert(op: stablehlo.ConvertOp, feature: int | None) -> np.ndarray | None:
+    """A convert of a per-channel value (or of integer constants), rounded to its float
+    type as the op rounds."""
+    inner = _per_channel(op.operand, feature)
+    if inner is None:
+        inner = _integers_along(op.operand, feature)
+    dtype = float_dtype(op.result.type.element_type)
+    if inner is None or dtype is None:
+        return None
+    rounded = round_to(dtype, inner)
+    return None if rounded is None else rounded.astype(np.float64)
+
+
+def _constant(op: ir.OpView, feature: int | None) -> np.ndarray | None:
+    """A float constant's values along `feature` (a scalar `arith.constant`, torch-mlir's
+    epsilon, as a 1-element vector)."""
+    scalar = _scalar_constant(op)
     if scalar is not None:
         return scalar
-    attr = dense_attr_of(owner)
+    attr = dense_attr_of(op)
     if attr is None:
         return None
     array = read_dense(attr)
@@ -294,21 +302,21 @@ def _scalar_constant(owner: ir.OpView) -> np.ndarray | None:
 def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
     """An elementwise op on per-channel values, evaluated in float64 (no intermediate
     rounding: the folded value is the exact expression, rounded once by the caller)."""
-    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
+    if float_dtype(op.result.type.element_type) is None:
         return None
-    operands = []
-    for operand in op.operands:  # stop at the first that is not per-channel
-        vector = _per_channel(operand, feature)
-        if vector is None:
-            return None
-        operands.append(vector)
-    sizes = {o.shape[0] for o in operands} - {1}
-    if len(sizes) > 1:
+    operands = op.operands
+    first = _per_channel(operands[0], feature)  # stop at the first that is not per-channel
+    if first is None:
         return None
-    with np.errstate(all="ignore"):  # non-finite results are refused by the patterns
-        if type(op) in UNARY_UFUNC:
-            return UNARY_UFUNC[type(op)](operands[0])
-        return BINARY_UFUNC[type(op)](operands[0], operands[1])
+    kind = type(op)
+    if kind in UNARY_UFUNC:
+        return UNARY_UFUNC[kind](first)
+    second = _per_channel(operands[1], feature)
+    if second is None:
+        return None
+    if first.shape[0] != second.shape[0] and 1 not in (first.shape[0], second.shape[0]):
+        return None
+    return BINARY_UFUNC[kind](first, second)
 
 
 def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
@@ -368,6 +376,21 @@ def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray
     if not wide:
         return _per_channel(op.operand, None)
     return _per_channel(op.operand, wide[0])
+
+
+_READERS = {
+    stablehlo.BroadcastInDimOp: _through_broadcast,
+    stablehlo.DynamicBroadcastInDimOp: _through_broadcast,
+    **{kind: _elementwise for kind in (*BINARY_UFUNC, *UNARY_UFUNC)},
+    stablehlo.SelectOp: _select,
+    func.CallOp: _through_call,
+    stablehlo.ReshapeOp: _through_reshape,
+    stablehlo.ConvertOp: _through_convert,
+    stablehlo.ConstantOp: _constant,
+    arith.ConstantOp: _constant,
+}
+"""How `_per_channel` reads a value, by its producer's class: through the ops a
+per-channel value is seen through, evaluating the elementwise ones, down to constants."""
 
 
 def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray | None:
