@@ -541,10 +541,12 @@ def _looked_up(call: func.CallOp, what: str, read):
     found = _callees.get()
     if found is None:
         return read(_function(module, ir.FlatSymbolRefAttr(symbol).value))
-    key = (what, 0 if module is None else op_key(module.operation), symbol)
+    where = 0 if module is None else op_key(module.operation)
+    key = (what, where, symbol)
     value = found.get(key, _MISSING)
     if value is _MISSING:
-        value = found[key] = read(_function(module, ir.FlatSymbolRefAttr(symbol).value))
+        functions = read_once_a_run(("functions", where), lambda: _functions(module))
+        value = found[key] = read(functions.get(ir.FlatSymbolRefAttr(symbol).value))
     return value
 
 
@@ -573,6 +575,16 @@ def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
         if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
             return op
     return None
+
+
+def _functions(module: ir.Operation | None) -> dict[str, func.FuncOp]:
+    """The functions of `module` by name (one scan of its ops, the first of a name kept,
+    as `_function` finds it); none without a module."""
+    table: dict[str, func.FuncOp] = {}
+    for op in module.regions[0].blocks[0].operations if module is not None else ():
+        if isinstance(op, func.FuncOp):
+            table.setdefault(ir.StringAttr(op.sym_name).value, op)
+    return table
 
 
 def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
