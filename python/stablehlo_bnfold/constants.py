@@ -38,15 +38,18 @@ def float_dtype(element_type: ir.Type) -> np.dtype | None:
     >>> float_dtype(ir.F32Type.get())   # doctest: +SKIP
     dtype('float32')
     """
-    if isinstance(element_type, ir.F32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, ir.F64Type):
-        return np.dtype(np.float64)
-    if isinstance(element_type, ir.F16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, ir.BF16Type):
-        return _BF16
-    return None
+    # The bindings hand out each element type as its own class (a type read from a value
+    # is never a plain `ir.Type`): one look-up, against up to four `isinstance` calls and
+    # a dtype made on every call.
+    return _FLOAT_DTYPES.get(type(element_type))
+
+
+_FLOAT_DTYPES = {
+    ir.F32Type: np.dtype(np.float32),
+    ir.F64Type: np.dtype(np.float64),
+    ir.F16Type: np.dtype(np.float16),
+    ir.BF16Type: _BF16,
+}
 
 
 def constant_attr(value: ir.Value) -> ir.DenseElementsAttr | None:

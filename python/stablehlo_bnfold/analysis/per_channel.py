@@ -122,12 +122,13 @@ def per_channel_source(value: ir.Value, feature: int, size: int) -> Narrow | Non
 
 def _source(value: ir.Value, feature: int | None) -> Narrow | None:
     owner = value.owner
-    if isinstance(owner, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+    kind = type(owner)  # (the registered class itself: see `_per_channel`)
+    if kind is stablehlo.BroadcastInDimOp or kind is stablehlo.DynamicBroadcastInDimOp:
         dims = dimensions(owner.broadcast_dimensions)
         return _source(owner.operand, dims.index(feature) if feature in dims else None)
-    shaped = ir.ShapedType(value.type)  # read past the broadcasts only
-    if isinstance(owner, stablehlo.ReshapeOp) and shaped.has_static_shape:
-        operand_shape = ir.ShapedType(owner.operand.type).shape
+    shaped = value.type  # read past the broadcasts only
+    if kind is stablehlo.ReshapeOp and shaped.has_static_shape:
+        operand_shape = owner.operand.type.shape
         wide = [d for d, n in enumerate(operand_shape) if n != 1]
         # With `feature` None a single element is asked for: a reshape of a wide operand
         # ([1, C] -> [C] broadcast along a batch dimension) is not one.

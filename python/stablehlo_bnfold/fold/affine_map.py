@@ -88,6 +88,9 @@ __all__ = [
 LINEAR_OPS = (stablehlo.ConvolutionOp, stablehlo.DotGeneralOp, stablehlo.DotOp)
 LINEAR_NAMES = frozenset(op.OPERATION_NAME for op in LINEAR_OPS)
 """Their names, for `op.name in` (a name costs less than an OpView)."""
+_LINEAR_CLASSES = frozenset(LINEAR_OPS)
+"""Their classes, for `type(owner) in`: `value.owner` is the registered class itself, and
+`isinstance` against a tuple of nanobind classes tries each in turn."""
 
 AFFINE_UFUNC = {
     op: BINARY_UFUNC[op]
@@ -145,7 +148,7 @@ def biased_linear(value: ir.Value) -> BiasedLinear | None:
     branches = _linear_branches(value, owner)
     if branches:
         return BiasedLinear(value, branches, None, None)
-    if isinstance(owner, stablehlo.AddOp):
+    if type(owner) is stablehlo.AddOp:
         lhs, rhs = owner.lhs, owner.rhs
         for linear_value, bias_value in ((lhs, rhs), (rhs, lhs)):
             branches = _linear_branches(linear_value, linear_value.owner)
@@ -157,15 +160,16 @@ def biased_linear(value: ir.Value) -> BiasedLinear | None:
 def _linear_branches(value: ir.Value, owner) -> tuple[ir.OpView, ...]:
     """The linear ops that produce `value` (whose `owner` is given): itself, or one per
     `stablehlo.case` branch."""
-    if isinstance(owner, LINEAR_OPS):
+    kind = type(owner)
+    if kind in _LINEAR_CLASSES:
         return (owner,)
-    if not isinstance(owner, stablehlo.CaseOp):
+    if kind is not stablehlo.CaseOp:
         return ()
     index = ir.OpResult(value).result_number
     branches = []
     for region in owner.regions:
         returned = region.blocks[0].operations[len(region.blocks[0].operations) - 1].operands[index]
-        if not isinstance(returned.owner, LINEAR_OPS):
+        if type(returned.owner) not in _LINEAR_CLASSES:
             return ()
         branches.append(returned.owner)
     return tuple(branches)
