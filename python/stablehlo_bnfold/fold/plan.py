@@ -78,7 +78,8 @@ class FoldPlan:
     other operands with the plan of the linear op that computes it (its own weights and
     bias, its range of the scale; root and `through` unused). `after_reason`, when set,
     is why the add of `after` stays where the ops passed are linear (the report notes it
-    at that add)."""
+    at that add). `shift` is a constant `bias` before its rounding (float64), for a chain
+    built whole to carry on (`patterns.decomposed.fold_chain`): rounded once, at its end."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -93,6 +94,7 @@ class FoldPlan:
     names: tuple[str, ...] = ()
     parts: tuple[tuple[int, FoldPlan], ...] = ()
     after_reason: Reason | None = None
+    shift: np.ndarray | None = None
 
 
 def plan_fold(
@@ -164,6 +166,7 @@ def plan_fold(
     return FoldPlan(
         root, linear, feature, scale, tuple(new_weights), bias, through, after, after_feature, moved, names,
         after_reason=after_reason if after is not None else None,
+        shift=shift if isinstance(shift, np.ndarray) else None,
     )
 
 

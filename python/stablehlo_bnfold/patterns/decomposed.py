@@ -69,7 +69,10 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
     that the patterns of this module and `bias.py` would fold next, one after the other
     (`_plan_above`): Flax's `(L(x, K) - mean) * c + offset` is one application, with one
     analysis and one build, instead of three, each rebuilding `L + b` and reading it back.
-    The output and the report are those of the three (`plan.build_chain`).
+    The output and the report are those of the three (`plan.build_chain`), but for a
+    constant bias: computed in float64 through the chain and rounded once, where the
+    three would round it after each step (hundreds of ulps apart where mean * c nearly
+    cancels the offset).
 
     A shift computed in the graph that would be a linear op's first bias (Flax's `L -
     mean` with the statistics arguments) is refused for its cost when the scale above it
@@ -143,7 +146,8 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     """The plan of the one op that reads the last plan's root, when that op's pattern,
     applied to it after a build of `plans`, would fold it: the same conditions, read
     from the plans instead of from the built `L' + b` (its bias is the last plan's, its
-    only reader that op). None when it would not, or might not: at most one op of a
+    only reader that op; a constant one not rounded: `FoldPlan.shift`). None when it
+    would not, or might not: at most one op of a
     chain scales the weights (a second would round them twice), and a bias the build
     converts first (a narrow value) ends it; the driver then applies that op's pattern
     as ever, to the built IR. Where the op's own plan is refused (`plan_fold`), the
@@ -172,7 +176,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     if bias is None:
         bias = np.zeros(ir.RankedTensorType(root.result.type).shape[below.feature])
     elif isinstance(bias, np.ndarray):
-        bias = bias.astype(np.float64)  # the rounded bias, as the next fold reads it back
+        bias = below.shift  # in float64: the chain's bias is rounded once, at its end
     elif not isinstance(bias, Computed):
         return None
     other = op.operands[1 - index]
