@@ -58,6 +58,7 @@ __all__ = [
     "read_seconds",
     "reading",
     "run",
+    "stderr_to",
 ]
 
 READ_SECONDS = 30.0
@@ -158,22 +159,32 @@ def reading(source: str, seconds: float) -> Iterator[None]:
     if _command is None or _capture is None:
         yield
         return
-    sys.stderr.flush()
-    saved = os.dup(2)
     _capture.seek(0)
     _capture.truncate()
-    os.dup2(_capture.fileno(), 2)
     try:
-        with bounded_reading(seconds):
+        with stderr_to(_capture), bounded_reading(seconds):
             yield
     finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
         _capture.seek(0)
         if printed := _capture.read():
             sys.stderr.buffer.write(printed)
             sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def stderr_to(file: BinaryIO) -> Iterator[None]:
+    """File descriptor 2, where C++ code prints (MLIR's diagnostics in a context of its
+    own, LLVM's fatal errors), written to `file` inside this block; Python's `sys.stderr`
+    flushed on the way in and out."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(file.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 # --- the fork ----------------------------------------------------------------------------------

@@ -465,10 +465,32 @@ def _refined(text: str, inputs: list[np.ndarray]) -> str:
             passmanager.PassManager.parse(pipeline, context=context).run(module.operation)
             # What Exported.call does next: refine every shape, check and drop jax's
             # shape assertions (custom calls XLA's CPU backend does not have).
-            return str(jax_mlir.refine_polymorphic_shapes(module))
+            return _refined_by_jax(module)
         except Exception as error:
             cause = error.__cause__ or error
             raise _NotRunnable(f"its dynamic shapes cannot be refined: {_first_line(cause)}") from None
+
+
+def _refined_by_jax(module: ir.Module) -> str:
+    """jax's `refine_polymorphic_shapes` of `module`, as text. It reads the module in a
+    context of its own, whose diagnostics C++ prints on stderr (a dialect it does not
+    load, `shape` or `tensor`: "dialect 'shape' is unknown"); they are kept, and make the
+    error's message where it fails, printed as usual where it does not."""
+    with tempfile.TemporaryFile() as printed:
+        with _sandbox.stderr_to(printed):
+            try:
+                refined, failure = str(jax_mlir.refine_polymorphic_shapes(module)), None
+            except Exception as error:
+                refined, failure = None, error
+        printed.seek(0)
+        text = printed.read().decode("utf-8", errors="replace")
+    if failure is None:
+        sys.stderr.write(text)
+        return refined
+    said = [line.split(": error: ", 1)[1] for line in text.splitlines() if ": error: " in line]
+    if said:
+        raise RuntimeError(said[0].split(". ", 1)[0]) from None
+    raise failure
 
 
 def _module_arguments(text: str) -> list[_Argument]:
