@@ -115,8 +115,9 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
                 shared.append(op.operands[index])
         for add, index in _bias_adds(op.result):
             bias = add.operands[index]
-            if isinstance(bias.owner, _BROADCASTS):  # its shape operand is not a value
-                bias = bias.owner.operand
+            owner = bias.owner
+            if isinstance(owner, _BROADCASTS):  # its shape operand is not a value
+                bias = owner.operand
             if _evaluate_value(bias, recorder, erased) is reasons.LITERAL_SHARED:
                 shared.append(bias)
         if len(shared) > 1:
@@ -369,7 +370,10 @@ def _values(subgraph: _Subgraph, splat: bool) -> dict[int, np.ndarray] | None:
     values: dict[int, np.ndarray] = {}
     with np.errstate(all="ignore"):  # a value not finite is refused where it is rounded
         for node in subgraph.nodes.values():
-            value = _evaluate(node, [values[key] for key in node.operands], splat)
+            if node.attr is not None:
+                value = _read(node.attr, splat)
+            else:
+                value = _evaluate(node, [values[key] for key in node.operands], splat)
             if value is None:
                 return None
             values[node.key] = value
@@ -380,9 +384,7 @@ _UFUNCS = {**_EXTREMA, **BINARY_UFUNC, **UNARY_UFUNC}
 
 
 def _evaluate(node: _Node, operands: list[np.ndarray], splat: bool) -> np.ndarray | None:
-    """What `node`'s op computes from `operands` (see `_values`)."""
-    if not operands:
-        return _read(node.attr, splat)
+    """What `node`'s op, not a constant, computes from `operands` (see `_values`)."""
     op, kind = node.op, type(node.op)
     if kind in _LAYOUT and splat:
         return operands[0]
