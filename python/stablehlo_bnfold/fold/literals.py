@@ -204,6 +204,8 @@ def _evaluate_value(value: ir.Value | list[ir.Value], recorder: Recorder, erased
     for owner in owners:
         if not isinstance(owner, ir.OpView) or dense_attr_of(owner) is not None:
             return None  # an argument (data or weights passed in) or a literal already
+    if type(owners[0]) not in _EVALUATED:  # (the first op `_subgraph` would refuse)
+        return _not_done(owners[0], reasons.LITERAL_OP)
     subgraph = _subgraph(owners)
     if isinstance(subgraph, Reason):
         return _not_done(owners[0], subgraph)
