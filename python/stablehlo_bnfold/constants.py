@@ -237,7 +237,11 @@ def broadcast_in_dim_array(operand: np.ndarray, dims: list[int], shape: list[int
     placed = [1] * len(shape)
     for i in order:
         placed[dims[i]] = operand.shape[i]
-    return np.broadcast_to(np.transpose(operand, order).reshape(placed), shape)
+    view = np.transpose(operand, order).reshape(placed)
+    if placed == list(shape):  # nothing to broadcast (np.broadcast_to costs some us)
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(view, shape)
 
 
 def dimensions(attr: ir.DenseI64ArrayAttr) -> list[int]:

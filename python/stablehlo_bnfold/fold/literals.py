@@ -115,8 +115,9 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
                 shared.append(op.operands[index])
         for add, index in _bias_adds(op.result):
             bias = add.operands[index]
-            if isinstance(bias.owner, _BROADCASTS):  # its shape operand is not a value
-                bias = bias.owner.operand
+            owner = bias.owner
+            if isinstance(owner, _BROADCASTS):  # its shape operand is not a value
+                bias = owner.operand
             if _evaluate_value(bias, recorder, erased) is reasons.LITERAL_SHARED:
                 shared.append(bias)
         if len(shared) > 1:
@@ -161,16 +162,38 @@ def _bias_adds(result: ir.Value) -> list[tuple[stablehlo.AddOp, int]]:
     return found
 
 
+@dataclass(slots=True)
+class _Node:
+    """One op of a subgraph, read once for every phase that asks (`_shared`, `_staying`,
+    `_splat`, `_values`, the erasing): the keys of its operands' ops, its result and type."""
+
+    op: ir.OpView
+    key: int
+    """`hash(op.operation)`."""
+    operands: list[int]
+    """The keys of the ops its operands are results of, in operand order."""
+    result: ir.Value
+    shaped: ir.ShapedType
+    """The result's type."""
+    elements: int
+    dtype: np.dtype | None
+    """Its element type's (None: integers, which only a constant holds)."""
+    attr: ir.DenseElementsAttr | None
+    """A constant's value; None for the other ops."""
+
+
 @dataclass
 class _Subgraph:
     """The ops values are computed from, operands before users; the values' own (the
     tops) among them."""
 
-    ops: list[ir.OpView]
-    keys: set[int]
-    """`hash(op.operation)` of each op."""
+    nodes: dict[int, _Node]
+    """Each op's node by its key, operands before users."""
     tops: set[int]
-    """`hash(op.operation)` of each op whose value is replaced."""
+    """The keys of the ops whose values are replaced."""
+    reads: dict[int, int]
+    """Per key, how many operands of the subgraph's ops read that op's result: fewer than
+    its uses where an op outside the subgraph reads it too."""
 
 
 def _evaluate_value(value: ir.Value | list[ir.Value], recorder: Recorder, erased: set[int]) -> Reason | None:
@@ -178,35 +201,41 @@ def _evaluate_value(value: ir.Value | list[ir.Value], recorder: Recorder, erased
     module's conditions hold, adding to `erased` each op it erases; else why not."""
     values = value if isinstance(value, list) else [value]
     owners = [v.owner for v in values]
-    if any(not isinstance(o, ir.OpView) or dense_attr_of(o) is not None for o in owners):
-        return None  # an argument (data or weights passed in) or a literal already
+    for owner in owners:
+        if not isinstance(owner, ir.OpView) or dense_attr_of(owner) is not None:
+            return None  # an argument (data or weights passed in) or a literal already
+    if type(owners[0]) not in _EVALUATED:  # (the first op `_subgraph` would refuse)
+        return _not_done(owners[0], reasons.LITERAL_OP)
     subgraph = _subgraph(owners)
     if isinstance(subgraph, Reason):
         return _not_done(owners[0], subgraph)
     reason = _shared(subgraph)
     if reason is not None:
         return _not_done(owners[0], reason)
-    splat = _splat(subgraph)
+    staying = _staying(subgraph)
+    splat = _splat(subgraph, staying)
     if isinstance(splat, Reason):
         return _not_done(owners[0], splat)
     computed = _values(subgraph, splat)
     constants = []
     for owner in owners:
-        tensor_type = ir.RankedTensorType(owner.result.type)
-        dtype = float_dtype(tensor_type.element_type)
-        rounded = None if computed is None else _rounded(dtype, computed[hash(owner.operation)])
+        node = subgraph.nodes[hash(owner.operation)]
+        tensor_type = ir.RankedTensorType(node.shaped)
+        rounded = None if computed is None else _rounded(node.dtype, computed[node.key])
         if rounded is None:
             return _not_done(owner, reasons.LITERAL_NOT_FINITE)
-        constants.append((owner, _attr(tensor_type, rounded, splat, owner.location)))
-    for owner, attr in constants:
-        constant = stablehlo.ConstantOp(attr, loc=owner.location, ip=ir.InsertionPoint(owner))
+        location = owner.location
+        constants.append((owner, location, _attr(tensor_type, rounded, splat, location)))
+    for owner, location, attr in constants:
+        constant = stablehlo.ConstantOp(attr, loc=location, ip=ir.InsertionPoint(owner))
         recorder.created(constant.operation)
         owner.result.replace_all_uses_with(constant.result)
         _log.debug("%s: evaluated into one constant [literals]", constant.location)
-    for op in reversed(subgraph.ops):  # users before their operands
-        if not any(_has_uses(result) for result in op.results):
-            erased.add(hash(op.operation))
-            op.operation.erase()
+    # With the tops' readers gone, an op has none left unless it stays (`_staying`).
+    for node in reversed(subgraph.nodes.values()):  # users before their operands
+        if node.key not in staying:
+            erased.add(node.key)
+            node.op.operation.erase()
     return None
 
 
@@ -225,49 +254,77 @@ def _not_done(op: ir.OpView, reason: Reason) -> Reason:
     return reason
 
 
-def _has_uses(value: ir.Value) -> bool:
-    return next(iter(value.uses), None) is not None
+def _uses(value: ir.Value) -> int:
+    return len(list(value.uses))
 
 
 def _subgraph(tops: list[ir.OpView]) -> _Subgraph | Reason:
     """The ops `tops` are computed from, operands before users, when they are constants and
-    ops of `EVALUATED` only (`_op_reason`); else why not."""
-    ops: list[ir.OpView] = []
-    keys: set[int] = set()
-    pending: list[tuple[ir.OpView, bool]] = [(top, False) for top in reversed(tops)]
+    ops of `EVALUATED` only (`_node`); else why not."""
+    nodes: dict[int, _Node] = {}
+    reads: dict[int, int] = {}
+    types: dict[ir.Type, tuple] = {}
+    keys = [hash(top.operation) for top in tops]
+    pending: list[tuple[ir.OpView, int, _Node | None]] = [
+        (top, key, None) for top, key in zip(reversed(tops), reversed(keys))
+    ]
     while pending:
-        op, expanded = pending.pop()
-        key = hash(op.operation)
-        if expanded:
-            if key not in keys:
-                keys.add(key)
-                ops.append(op)
+        op, key, node = pending.pop()
+        if node is not None:  # the ops of its operands are in
+            if key not in nodes:
+                nodes[key] = node
+                for operand in node.operands:
+                    reads[operand] = reads.get(operand, 0) + 1
             continue
-        if key in keys:
+        if key in nodes:
             continue
-        reason = _op_reason(op)
-        if reason is not None:
-            return reason
-        pending.append((op, True))
+        node = _node(op, key, types)
+        if type(node) is not _Node:
+            return node
+        pending.append((op, key, node))
         for operand in op.operands:
-            if not isinstance(operand.owner, ir.OpView):
+            owner = operand.owner
+            if not isinstance(owner, ir.OpView):
                 return reasons.LITERAL_READS_ARGUMENT
-            pending.append((operand.owner, False))
-    return _Subgraph(ops, keys, {hash(top.operation) for top in tops})
+            operand_key = hash(owner)  # (an OpView hashes as its operation)
+            node.operands.append(operand_key)
+            pending.append((owner, operand_key, None))
+    return _Subgraph(nodes, set(keys), reads)
 
 
-def _op_reason(op: ir.OpView) -> Reason | None:
-    """Why `op` cannot be in a literal's subgraph, else None."""
-    attr = dense_attr_of(op)
-    if attr is not None:
-        floats = float_dtype(ir.ShapedType(attr.type).element_type) is not None
-        return None if floats or _exact_integers(attr) else reasons.LITERAL_CONSTANT_TYPE
-    if not isinstance(op, EVALUATED) or (isinstance(op, stablehlo.ReduceOp) and _reduction(op) is None):
+_EVALUATED = frozenset(EVALUATED)
+
+
+def _node(op: ir.OpView, key: int, types: dict[ir.Type, tuple]) -> _Node | Reason:
+    """`op`'s node (its operands not yet read), else why it cannot be in a literal's
+    subgraph. `types` holds each type `_type` read."""
+    kind = type(op)  # (a set of classes costs less than isinstance with a tuple)
+    if kind not in _EVALUATED:
+        attr = dense_attr_of(op)
+        if attr is None:
+            return reasons.LITERAL_OP
+        shaped, elements, dtype = _type(attr.type, types)
+        if dtype is None and not _exact_integers(attr):
+            return reasons.LITERAL_CONSTANT_TYPE
+        return _Node(op, key, [], op.results[0], shaped, elements, dtype, attr)
+    if kind is stablehlo.ReduceOp and _reduction(op) is None:
         return reasons.LITERAL_OP
-    shaped = ir.ShapedType(op.results[0].type)
-    if not shaped.has_static_shape or float_dtype(shaped.element_type) is None:
+    result = op.results[0]
+    shaped, elements, dtype = _type(result.type, types)
+    if elements < 0 or dtype is None:
         return reasons.LITERAL_SHAPE_OR_TYPE
-    return None
+    return _Node(op, key, [], result, shaped, elements, dtype, None)
+
+
+def _type(type_: ir.Type, types: dict[ir.Type, tuple]) -> tuple[ir.ShapedType, int, np.dtype | None]:
+    """`type_` as a shaped type, its number of elements (-1 where its shape is dynamic) and
+    `float_dtype`; each read once per subgraph (most of its ops have one type)."""
+    known = types.get(type_)
+    if known is None:
+        shaped = ir.ShapedType(type_)
+        elements = math.prod(shaped.shape) if shaped.has_static_shape else -1
+        known = types[type_] = (shaped, elements, float_dtype(shaped.element_type))
+    return known
 
 
 def _exact_integers(attr: ir.DenseElementsAttr) -> bool:
@@ -283,62 +340,71 @@ def _exact_integers(attr: ir.DenseElementsAttr) -> bool:
 def _shared(subgraph: _Subgraph) -> Reason | None:
     """`LITERAL_SHARED` when a value of the subgraph with more than one element (the tops
     aside: all their readers take the constants) has a reader outside it."""
-    for op in subgraph.ops:
-        if hash(op.operation) in subgraph.tops:
-            continue
-        result = op.results[0]
-        if _elements(result.type) <= 1:
+    for node in subgraph.nodes.values():
+        if node.key in subgraph.tops or node.elements <= 1:
             continue  # a scalar (an epsilon) stays where others read it
-        for use in result.uses:
-            if hash(_operation(use.owner)) not in subgraph.keys:
-                return reasons.LITERAL_SHARED
+        if _uses(node.result) != subgraph.reads[node.key]:
+            return reasons.LITERAL_SHARED
     return None
 
 
-def _operation(owner) -> ir.Operation:
-    return owner.operation if isinstance(owner, ir.OpView) else owner
+def _staying(subgraph: _Subgraph) -> set[int]:
+    """The keys of the subgraph's ops that stay when the tops are replaced: a scalar an op
+    outside reads (only a scalar may have readers outside, `_shared`), and every op such
+    an op reads; the others go."""
+    staying: set[int] = set()
+    read: set[int] = set()  # by an op that stays
+    for node in reversed(subgraph.nodes.values()):  # users before their operands
+        if node.key in subgraph.tops:
+            continue
+        outside = node.elements <= 1 and _uses(node.result) != subgraph.reads[node.key]
+        if outside or node.key in read:
+            staying.add(node.key)
+            read.update(node.operands)
+    return staying
 
 
 def _values(subgraph: _Subgraph, splat: bool) -> dict[int, np.ndarray] | None:
-    """The values of the subgraph's ops, by `hash(op.operation)`: layout ops move elements
-    (views, in the operand's dtype), converts round to their type, the other ops compute
-    in float64. With `splat`, every value is the one element of a uniform value (0-d) and
-    layout ops are the identity. None where a convert's result is not finite."""
+    """The values of the subgraph's ops, by key: layout ops move elements (views, in the
+    operand's dtype), converts round to their type, the other ops compute in float64.
+    With `splat`, every value is the one element of a uniform value (0-d) and layout ops
+    are the identity. None where a convert's result is not finite."""
     values: dict[int, np.ndarray] = {}
-    for op in subgraph.ops:
-        operands = [values[hash(o.owner.operation)] for o in op.operands]
-        value = _evaluate(op, operands, splat)
-        if value is None:
-            return None
-        values[hash(op.operation)] = value
+    with np.errstate(all="ignore"):  # a value not finite is refused where it is rounded
+        for node in subgraph.nodes.values():
+            if node.attr is not None:
+                value = _read(node.attr, splat)
+            else:
+                value = _evaluate(node, [values[key] for key in node.operands], splat)
+            if value is None:
+                return None
+            values[node.key] = value
     return values
 
 
-def _evaluate(op: ir.OpView, operands: list[np.ndarray], splat: bool) -> np.ndarray | None:
-    """What `op` computes from `operands` (see `_values`)."""
-    if not operands:
-        return _read(op, splat)
-    shape = ir.ShapedType(op.results[0].type).shape
-    if isinstance(op, _LAYOUT) and splat:
+_UFUNCS = {**_EXTREMA, **BINARY_UFUNC, **UNARY_UFUNC}
+
+
+def _evaluate(node: _Node, operands: list[np.ndarray], splat: bool) -> np.ndarray | None:
+    """What `node`'s op, not a constant, computes from `operands` (see `_values`)."""
+    op, kind = node.op, type(node.op)
+    if kind in _LAYOUT and splat:
         return operands[0]
-    if isinstance(op, stablehlo.ReshapeOp):
-        return np.reshape(operands[0], shape)
-    if isinstance(op, stablehlo.TransposeOp):
+    if kind is stablehlo.ReshapeOp:
+        return np.reshape(operands[0], node.shaped.shape)
+    if kind is stablehlo.TransposeOp:
         return np.transpose(operands[0], dimensions(op.permutation))
-    if isinstance(op, stablehlo.BroadcastInDimOp):
+    if kind is stablehlo.BroadcastInDimOp:
         dims = dimensions(op.broadcast_dimensions)
-        return broadcast_in_dim_array(operands[0], dims, shape)
-    if isinstance(op, stablehlo.ConvertOp):
-        dtype = float_dtype(ir.ShapedType(op.result.type).element_type)
-        return _rounded(dtype, operands[0])
+        return broadcast_in_dim_array(operands[0], dims, node.shaped.shape)
+    if kind is stablehlo.ConvertOp:
+        return _rounded(node.dtype, operands[0])
     wide = [np.asarray(o, dtype=np.float64) for o in operands]
-    with np.errstate(all="ignore"):  # a value not finite is refused where it is rounded
-        if isinstance(op, stablehlo.ReduceOp):
-            return _reduced(op, *wide, splat)
-        if isinstance(op, stablehlo.DotGeneralOp):
-            return _dot_general(op, *wide)
-        ufunc = UNARY_UFUNC.get(type(op)) or BINARY_UFUNC.get(type(op)) or _EXTREMA[type(op)]
-        return np.asarray(ufunc(*wide), dtype=np.float64)
+    if kind is stablehlo.ReduceOp:
+        return _reduced(op, *wide, splat)
+    if kind is stablehlo.DotGeneralOp:
+        return _dot_general(op, *wide)
+    return np.asarray(_UFUNCS[kind](*wide), dtype=np.float64)
 
 
 def _reduction(op: stablehlo.ReduceOp) -> np.ufunc | None:
@@ -380,10 +446,9 @@ def _dot_general(op: stablehlo.DotGeneralOp, lhs: np.ndarray, rhs: np.ndarray) -
     return np.einsum(f"{''.join(left)},{''.join(right)}->{''.join(out)}", lhs, rhs)
 
 
-def _read(op: ir.OpView, splat: bool) -> np.ndarray:
+def _read(attr: ir.DenseElementsAttr, splat: bool) -> np.ndarray:
     """A constant's values: floats in their own dtype (a view), integers exactly in
     float64 (a convert reads them); with `splat`, its first element only (0-d)."""
-    attr = dense_attr_of(op)
     values = read_dense(attr)
     if values is None:  # integers, exact in float64 (a splat may be one element)
         values = np.asarray(attr).astype(np.float64)
@@ -415,56 +480,39 @@ def _rounded(dtype: np.dtype, values: np.ndarray) -> np.ndarray | None:
     return out.reshape(values.shape)
 
 
-def _splat(subgraph: _Subgraph) -> bool | Reason:
+def _splat(subgraph: _Subgraph, staying: set[int]) -> bool | Reason:
     """Whether the new constants are written as splats: False when their elements fit in
-    the bytes of the constants that go with the subgraph; True when, for one value, only
-    one element does and every constant it reads is uniform (a splat or a single element,
-    so that no element is ever materialized: a 40 GB splat kernel stays a few bytes); else
-    `LITERAL_LARGER`."""
-    tops = [ir.ShapedType(op.results[0].type) for op in subgraph.ops if hash(op.operation) in subgraph.tops]
-    sizes = [_elements(shaped) * float_dtype(shaped.element_type).itemsize for shaped in tops]
-    freed = _freed_bytes(subgraph)
-    if sum(sizes) <= freed:
+    the bytes of the constants that go with the subgraph (those not `staying`); True
+    when, for one value, only one element does and every constant it reads is uniform (a
+    splat or a single element, so that no element is ever materialized: a 40 GB splat
+    kernel stays a few bytes); else `LITERAL_LARGER`."""
+    tops = [subgraph.nodes[key] for key in subgraph.tops]
+    freed = _freed_bytes(subgraph, staying)
+    if sum(top.elements * top.dtype.itemsize for top in tops) <= freed:
         return False
-    leaves = [op for op in subgraph.ops if not op.operands]
-    itemsize = float_dtype(tops[0].element_type).itemsize
-    if len(tops) == 1 and itemsize <= freed and all(_uniform(op) for op in leaves):
+    leaves = [node for node in subgraph.nodes.values() if not node.operands]
+    itemsize = tops[0].dtype.itemsize
+    if len(tops) == 1 and itemsize <= freed and all(_uniform(node) for node in leaves):
         return True
     return reasons.LITERAL_LARGER
 
 
-def _uniform(constant: ir.OpView) -> bool:
-    attr = dense_attr_of(constant)
-    return attr.is_splat or _elements(attr.type) <= 1
+def _uniform(constant: _Node) -> bool:
+    return constant.attr.is_splat or constant.elements <= 1
 
 
-def _elements(shaped: ir.Type) -> int:
-    return math.prod(ir.ShapedType(shaped).shape)  # (np.prod costs 10 us a call)
+def _itemsize(constant: _Node) -> int:
+    if constant.dtype is not None:
+        return constant.dtype.itemsize
+    return max(1, constant.shaped.element_type.width // 8)  # integers: i1 counts a byte
 
 
-def _freed_bytes(subgraph: _Subgraph) -> int:
-    """The bytes of the subgraph's constants that no op outside it reads (a splat counts
-    one element): what goes when the tops are replaced."""
-    staying: set[int] = set()
+def _freed_bytes(subgraph: _Subgraph, staying: set[int]) -> int:
+    """The bytes of the subgraph's constants that go when the tops are replaced (a splat
+    counts one element)."""
     freed = 0
-    for op in reversed(subgraph.ops):
-        if hash(op.operation) in subgraph.tops:
-            continue
-        # Only a scalar may have readers outside (`_shared`); whatever such a reader
-        # reads stays with it.
-        outside = _elements(op.results[0].type) <= 1 and any(
-            hash(_operation(use.owner)) not in subgraph.keys for use in op.results[0].uses
-        )
-        if outside or (staying and _read_by(op, staying)):
-            staying.add(hash(op.operation))
-            continue
-        attr = dense_attr_of(op)
-        if attr is not None:
-            count = 1 if attr.is_splat else _elements(attr.type)
-            freed += count * max(1, ir.ShapedType(attr.type).element_type.width // 8)
+    for node in subgraph.nodes.values():
+        if node.attr is not None and node.key not in staying and node.key not in subgraph.tops:
+            count = 1 if node.attr.is_splat else node.elements
+            freed += count * _itemsize(node)
     return freed
-
-
-def _read_by(op: ir.OpView, ops: set[int]) -> bool:
-    """Whether an op of `ops` reads `op`'s result."""
-    return any(hash(_operation(use.owner)) in ops for use in op.results[0].uses)
