@@ -491,6 +491,12 @@ class Recorder:
         """Whether a pattern built `op`."""
         return op_key(op.operation) in self.built
 
+    def built_or_skipped(self, op: ir.OpView | ir.Operation) -> bool:
+        """Whether a pattern built `op` or recorded why it stays (`was_built` or
+        `has_skip`, the op's address read once)."""
+        key = op_key(op.operation)
+        return key in self.built or key in self._skipped
+
     def has_skip(self, op: ir.OpView | ir.Operation) -> bool:
         """Whether some pattern recorded why `op` stays."""
         operation = op.operation if isinstance(op, ir.OpView) else op

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from jaxlib.mlir import ir
 
-from ..fold.affine_map import is_data_argument
+from ..fold.affine_map import are_data_arguments
 
 __all__ = ["activation_sized", "count_activation_sized", "data_arguments"]
 
@@ -40,7 +40,8 @@ def activation_sized(value: ir.Value) -> bool:
 
 
 def data_arguments(function: ir.Operation) -> tuple[int, ...]:
-    """The numbers of `function`'s arguments that are data (`is_data_argument`), scalars
+    """The numbers of `function`'s arguments that are data (`is_data_argument`, asked of
+    all at once: `are_data_arguments`), scalars
     aside; none for a declaration. A scalar is no activation, and jax.export's symbolic
     dimension sizes are scalars that `is_data_argument` may take for data (the walk from
     one through every shape computation it feeds passes its budget): ops computed from
@@ -49,10 +50,9 @@ def data_arguments(function: ir.Operation) -> tuple[int, ...]:
     blocks = function.regions[0].blocks
     if not len(blocks):
         return ()
-    return tuple(
-        i for i, argument in enumerate(blocks[0].arguments)
-        if not _scalar(argument) and is_data_argument(argument)
-    )
+    tensors = [(i, a) for i, a in enumerate(blocks[0].arguments) if not _scalar(a)]
+    data = are_data_arguments([a for _, a in tensors])
+    return tuple(i for (i, _), is_data in zip(tensors, data) if is_data)
 
 
 def _scalar(value: ir.Value) -> bool:

@@ -32,6 +32,7 @@ convert). What to build from it is `plan.py`'s.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -64,6 +65,7 @@ __all__ = [
     "Weights",
     "affine_chain",
     "affine_step",
+    "are_data_arguments",
     "batch_norm_scale",
     "batch_norm_statistics",
     "bias_and_weights",
@@ -494,10 +496,32 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
     ops. The answer is read once a pass run (`read_once_a_run`): a fold that contracts a
     shift argument with the weights would otherwise make it read as data after it."""
+    return _passage().read_once_a_run(_data_key(argument), lambda: _is_data(argument, budget))
+
+
+def are_data_arguments(arguments: list[ir.Value], budget: int = 64) -> list[bool]:
+    """`is_data_argument` of each of `arguments`, all of one block, read once a run as it
+    is: where they are is asked once, and the walks share what they read of an op (its
+    uses, whether a broadcast places a parameter): a norm's variance and scale reach the
+    same ops (`scale * rsqrt(var + eps)` and its broadcasts).
+
+    >>> are_data_arguments(list(main.regions[0].blocks[0].arguments))   # doctest: +SKIP
+    [True, False, False]
+    """
+    if not arguments:
+        return []
+    entry, reads = _in_entry_block(arguments[0]), _Reads()
+    read_once = _passage().read_once_a_run
+    return [
+        read_once(_data_key(a), lambda: not entry or _reaches_as_data(a, budget, reads))
+        for a in arguments
+    ]
+
+
+def _data_key(argument: ir.Value) -> tuple:
     # A value's hash is the address of the MLIR value behind it: one per argument, the
     # same from every handle, for as long as the function lives.
-    key = ("data argument", hash(argument))
-    return _passage().read_once_a_run(key, lambda: _is_data(argument, budget))
+    return ("data argument", hash(argument))
 
 
 @cache
@@ -512,16 +536,49 @@ def _passage() -> ModuleType:
 
 def _is_data(argument: ir.Value, budget: int) -> bool:
     """`is_data_argument`, not read once."""
+    return not _in_entry_block(argument) or _reaches_as_data(argument, budget, _Reads())
+
+
+def _in_entry_block(argument: ir.Value) -> bool:
+    """Whether the block argument `argument` is one of a `func.func`'s entry block."""
     block = argument.owner
     parent = block.owner
     if parent is None or parent.operation.name != "func.func":
-        return True
-    if block != parent.regions[0].blocks[0]:
-        return True
-    return _reaches_as_data(argument, budget)
+        return False
+    return block == parent.regions[0].blocks[0]
 
 
-def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
+class _Reads:
+    """What `_reaches_as_data` reads of the IR, kept while the IR stays as it is (the walks
+    from one block's arguments, `are_data_arguments`): each value's uses, and whether a
+    broadcast places a parameter."""
+
+    def __init__(self) -> None:
+        self._uses: dict[int, list[tuple[ir.Operation, str, int]]] = {}
+        self._places: dict[int, bool] = {}
+
+    def uses(self, value: ir.Value) -> list[tuple[ir.Operation, str, int]]:
+        """Each use of `value`: the op that reads it (not its view), its name, the operand
+        number."""
+        key = hash(value)  # (the address of the value, as `_data_key`'s)
+        found = self._uses.get(key)
+        if found is None:
+            found = self._uses[key] = []
+            for use in value.uses:
+                operation = use.owner.operation  # (an op's view, or the op: both have one)
+                found.append((operation, operation.name, use.operand_number))
+        return found
+
+    def places_a_parameter(self, broadcast: ir.Operation) -> bool:
+        """`_places_a_parameter(broadcast)`."""
+        key = hash(broadcast)
+        found = self._places.get(key)
+        if found is None:
+            found = self._places[key] = _places_a_parameter(broadcast, self)
+        return found
+
+
+def _reaches_as_data(argument: ir.Value, budget: int, reads: _Reads) -> bool:
     """`is_data_argument`'s walk from an argument of a function's entry block."""
     # Each value with the calls it was passed into, innermost last: at a callee's return
     # the walk goes on from that call's result, in its caller.
@@ -529,17 +586,14 @@ def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
     seen: set = set()
     while pending:
         value, calls = pending.pop()
-        for use in value.uses:
-            user = use.owner
-            operation = user if isinstance(user, ir.Operation) else user.operation
-            name, number = operation.name, use.operand_number
+        for operation, name, number in reads.uses(value):
             if name in LINEAR_NAMES:
                 if _reads_as_data(operation, number):
                     return True
                 continue
             if name in _SIZES_ONLY and number >= _SIZES_ONLY[name]:
                 continue
-            if name in _BROADCAST_NAMES and _places_a_parameter(operation):
+            if name in _BROADCAST_NAMES and reads.places_a_parameter(operation):
                 continue
             if name == "stablehlo.batch_norm_inference" and number > 0:
                 continue  # a statistic: the op itself broadcasts it onto the activation
@@ -559,7 +613,8 @@ def _reaches_as_data(argument: ir.Value, budget: int) -> bool:
                 # shapes reaches no value there.
                 pending.append((body[0].arguments[number], (*calls, operation)))
             else:
-                pending.extend((r, calls) for r in operation.results)
+                for result in operation.results:
+                    pending.append((result, calls))
     return False
 
 
@@ -600,7 +655,7 @@ _BINARY_ELEMENTWISE = frozenset({
 })
 
 
-def _places_a_parameter(broadcast: ir.Operation) -> bool:
+def _places_a_parameter(broadcast: ir.Operation, reads: _Reads) -> bool:
     """Whether the broadcast puts a value where it meets an activation elementwise: onto
     a larger tensor (`_expands`), or with dimensions added only for elementwise ops to
     read it (a [C] bias onto a [1, C] activation at batch 1: the same size, a different
@@ -610,14 +665,20 @@ def _places_a_parameter(broadcast: ir.Operation) -> bool:
         return False
     if _expands(broadcast, ir.ShapedType(operand).shape, ir.ShapedType(result).shape):
         return True
-    names = [use.owner.name for use in broadcast.results[0].uses]  # (an op or its view)
-    return bool(names) and all(name in _BINARY_ELEMENTWISE for name in names)
+    uses = reads.uses(broadcast.results[0])
+    return bool(uses) and all(name in _BINARY_ELEMENTWISE for _, name, _ in uses)
 
 
 def _expands(broadcast: ir.Operation, operand: list[int], result: list[int]) -> bool:
     """Whether the broadcast puts its operand (of shape `operand`) onto a larger tensor
     (of shape `result`): some result dimension larger than one (or dynamic) is new or
     comes from a dimension of size one."""
+    if min(operand, default=1) > 0 and min(result, default=1) > 0:
+        # Static, no dimension of size zero (a dynamic one reads as negative): each
+        # operand dimension is 1 or the size of the result's it maps to (the verifier's
+        # rule), so the result has more elements exactly when one such dimension is
+        # there; read without the broadcast's dimensions.
+        return math.prod(result) > math.prod(operand)
     mapped = dimensions(broadcast.attributes["broadcast_dimensions"])
     for d, size in enumerate(result):
         if size != 1 and (d not in mapped or operand[mapped.index(d)] == 1):

@@ -42,49 +42,48 @@ def report_chains_left(
     """Record `NO_LINEAR_OP` (`PER_TOKEN_FACTOR` for a chain on a broadcast statistic of
     the data) for the outermost op of each per-channel chain in `function` that no
     pattern folded or reported."""
-    affine: list[ir.OpView] = []
+    affine: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _AFFINE_NAMES:  # (an op's view is made only for these)
-            affine.append(op.opview)
+        if op.name in _AFFINE_NAMES:
+            affine.append(op)
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
     # Whether an op is in a chain (`_down` is not None) is asked only of the ops the loop
     # below reaches, once each: most affine ops are skipped, or were built, before it
-    # matters. `members` stands for the set of the chains' ops, by hash.
-    members = _Members(affine, fold_weight_arguments)
+    # matters. `members` stands for the set of the chains' ops. Ops are read as
+    # operations, not views: a view is made only for a line recorded.
+    members = _Members(fold_weight_arguments)
     for op in affine:
-        if recorder.has_skip(op) or recorder.was_built(op):
+        if recorder.built_or_skipped(op):
             continue
         # L + b is the canonical form. Asked before whether the op is in a chain: that
         # reads its bias per channel, costly where it is still computed from constants
         # (Keras's `beta - mean * inv` after the scale folded).
-        if isinstance(op, stablehlo.AddOp) and biased_linear(op.result) is not None:
+        if op.name == "stablehlo.add" and biased_linear(op.results[0]) is not None:
             continue
-        if not members.holds(hash(op.operation)):
+        if not members.holds(op):
             continue
-        users = list(op.result.uses)
-        if len(users) == 1 and members.holds(hash(_operation(users[0].owner))):
+        users = [use.owner.operation for use in op.results[0].uses]  # (a view's, or the op)
+        if len(users) == 1 and members.holds(users[0]):
             continue  # not the outermost op: the line goes on the top of the chain
-        if len(users) == 1 and recorder.has_skip(_operation(users[0].owner)):
+        if len(users) == 1 and recorder.has_skip(users[0]):
             continue  # a precision island's convert above it says why
-        if any(_operation(u.owner).name in LINEAR_NAMES for u in users):
+        if any(u.name in LINEAR_NAMES for u in users):
             continue  # the input side looked at it (weights scaled in the graph, ...)
-        down, inner = _bottom(op, members)
-        if isinstance(down.owner, AFFINE_OPS):
-            inner.append(down.owner)  # a step the chain stopped at may carry the reason
-        if any(recorder.has_skip(o) or recorder.was_built(o) for o in inner):
+        down = _bottom(op, members, recorder)
+        if down is None:
             continue  # a pattern already said why this chain stays
         if _broadcast_statistic(down):
             # Keras's LayerNormalization as TensorFlow lowers it: gamma * rsqrt(var + eps),
             # the per-token factor, read by x * inv and mean * inv. A linear op may follow
             # the norm, but the chain is on the factor, not on an activation it reads.
-            recorder.keep(op, REPORTER, PER_TOKEN_FACTOR)
+            recorder.keep(op.opview, REPORTER, PER_TOKEN_FACTOR)
             continue
         reads = _name(down.owner)
-        read_by = ", ".join(sorted({_operation(u.owner).name for u in users})) or "nothing"
-        recorder.keep(op, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
+        read_by = ", ".join(sorted({u.name for u in users})) or "nothing"
+        recorder.keep(op.opview, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
 _AFFINE_NAMES = frozenset(op.OPERATION_NAME for op in AFFINE_OPS)
@@ -106,68 +105,66 @@ def _broadcast_statistic(value: ir.Value) -> bool:
 
 
 class _Members:
-    """The ops of per-channel chains among `ops` (those whose `_down` is not None), by
-    hash, each op's `_down` computed when first asked."""
+    """The ops of per-channel chains (the affine ops whose `_down` is not None), each op's
+    `_down` computed when first asked."""
 
-    def __init__(self, ops: list[ir.OpView], fold_weight_arguments: bool):
-        self._ops: dict[int, list[ir.OpView]] = {}
-        for op in ops:
-            self._ops.setdefault(hash(op.operation), []).append(op)
-        self._known: dict[int, bool] = {}
-        self._downs: dict[ir.Operation, ir.Value | None] = {}
+    def __init__(self, fold_weight_arguments: bool):
+        self._downs: dict[int, ir.Value | None] = {}
         self._fold_weight_arguments = fold_weight_arguments
 
-    def holds(self, key: int) -> bool:
-        """Whether an op of a chain has the hash `key`."""
-        known = self._known.get(key)
-        if known is None:
-            known = any(self.down(op) is not None for op in self._ops.get(key, ()))
-            self._known[key] = known
-        return known
+    def holds(self, op: ir.Operation) -> bool:
+        """Whether `op` is an op of a chain."""
+        return op.name in _AFFINE_NAMES and self.down(op) is not None
 
-    def down(self, op: ir.OpView) -> ir.Value | None:
-        """`_down(op)`, computed once per op (`_bottom` asks it again of the ops `holds`
-        asked: reading a per-channel value costs more than the rest of the walk)."""
-        key = op.operation  # (compared by the operation it stands for, not by handle)
+    def down(self, op: ir.Operation) -> ir.Value | None:
+        """`_down(op)` of an affine op, computed once per op (`_bottom` asks it again of
+        the ops `holds` asked: reading a per-channel value costs more than the rest of the
+        walk)."""
+        key = hash(op)  # (the operation's, the same from every handle while it lives)
         if key not in self._downs:
             self._downs[key] = _down(op, self._fold_weight_arguments)
         return self._downs[key]
 
 
-def _operation(owner) -> ir.Operation:
-    return owner.operation if isinstance(owner, ir.OpView) else owner
-
-
 def _name(owner) -> str:
-    return _operation(owner).name if isinstance(owner, ir.OpView) else "an argument"
+    return owner.operation.name if isinstance(owner, ir.OpView) else "an argument"
 
 
-def _bottom(op: ir.OpView, members: _Members) -> tuple[ir.Value, list[ir.OpView]]:
-    """The value the chain topped by `op` reads, and the chain's ops."""
-    inner = [op]
+def _bottom(op: ir.Operation, members: _Members, recorder: Recorder) -> ir.Value | None:
+    """The value the chain topped by `op` reads; None when a pattern built or reported an
+    op of the chain below `op`, or the affine op the chain stops at (a step that may
+    carry the reason): it already said why this chain stays."""
     value = members.down(op)
-    while isinstance(value.owner, AFFINE_OPS) and members.holds(hash(value.owner.operation)):
-        if not single_user(value):
+    while isinstance(value.owner, AFFINE_OPS):
+        below = value.owner.operation
+        if recorder.built_or_skipped(below):
+            return None
+        if not members.holds(below) or not single_user(value):
             break
-        inner.append(value.owner)
-        value = members.down(value.owner)
-    return value, inner
+        value = members.down(below)
+    return value
 
 
-def _down(op: ir.OpView, fold_weight_arguments: bool) -> ir.Value | None:
-    """The activation operand of `op` when the other is a per-channel value along a
-    dimension of size more than one (not a uniform scalar, not data); else None."""
-    shaped = ir.RankedTensorType(op.result.type)
+def _down(op: ir.Operation, fold_weight_arguments: bool) -> ir.Value | None:
+    """The activation operand of the affine op `op` when the other is a per-channel value
+    along a dimension of size more than one (not a uniform scalar, not data); else None."""
+    operands = op.operands
+    lhs, rhs = operands[0], operands[1]
+    sides = [(lhs, rhs)]
+    if op.name in _COMMUTATIVE:
+        sides.append((rhs, lhs))
+    # Per-channel values reach an activation through a broadcast (or are a constant of
+    # its shape); looking only there keeps the walk off residual adds, whose other
+    # operand is an activation computed far up the network. Asked first: it reads no
+    # type, and decides most ops that are no chain's (a norm's own arithmetic on [C]).
+    sides = [(down, other) for down, other in sides if isinstance(other.owner, _BROADCASTS)]
+    if not sides:
+        return None
+    shaped = ir.RankedTensorType(op.results[0].type)
     if float_dtype(shaped.element_type) is None:
         return None
-    sides = [(op.lhs, op.rhs)]
-    if isinstance(op, (stablehlo.AddOp, stablehlo.MulOp)):
-        sides.append((op.rhs, op.lhs))
     for down, other in sides:
-        # Per-channel values reach an activation through a broadcast (or are a constant
-        # of its shape); looking only there keeps the walk off residual adds, whose other
-        # operand is an activation computed far up the network.
-        if not isinstance(other.owner, _BROADCASTS) or _is_parameter(down):
+        if _is_parameter(down):
             continue
         for feature in _features(other, shaped.shape):
             size = shaped.shape[feature]
@@ -187,6 +184,8 @@ def _down(op: ir.OpView, fold_weight_arguments: bool) -> ir.Value | None:
                 return down
     return None
 
+
+_COMMUTATIVE = frozenset({stablehlo.AddOp.OPERATION_NAME, stablehlo.MulOp.OPERATION_NAME})
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp, stablehlo.ConstantOp)
 
