@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
 from jaxlib.mlir import ir
 
 from .analysis.activations import count_activation_sized, data_arguments
@@ -473,6 +474,10 @@ class Recorder:
     """The chain (`same_norm`) of each op a pattern named one of, by address."""
     _chain_count: int = field(default=0, repr=False)
     """The chains `same_norm` numbered so far."""
+    unrounded: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    """The float64 values each bias constant a fold built was rounded from, by the
+    constant's address: the next fold of the chain reads them (`FoldRewriter.unrounded`),
+    so that a chain folded one op at a time rounds its bias once, as one fold does."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
@@ -482,6 +487,7 @@ class Recorder:
         key = op_key(op)
         self.built.add(key)
         self._chains.pop(key, None)
+        self.unrounded.pop(key, None)
         if key in self._skipped:
             for stale in [entry for entry in self.skips if entry[0] == key]:
                 del self.skips[stale]

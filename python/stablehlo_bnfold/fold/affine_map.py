@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
@@ -46,7 +46,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.layouts import LinearLayout, linear_layout
 from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source, uniform_f64
 from ..analysis.users import single_user
-from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense
+from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense, round_to
 from . import reasons
 from .reasons import Reason
 
@@ -189,17 +189,25 @@ def per_channel(
     return per_channel_source(value, feature, channels) if fold_weight_arguments else None
 
 
+Unrounded = Callable[[ir.Value, int], "np.ndarray | None"]
+"""The float64 values a bias (a value broadcast along a feature) was rounded from, where
+a fold of this pass run built it: `FoldRewriter.unrounded`."""
+
+
 def chain_bias(
     chain: BiasedLinear,
     feature: int,
     channels: int,
     fold_weight_arguments: bool = False,
     seen: PerChannel | None = None,
+    unrounded: Unrounded | None = None,
 ) -> PerChannel | Reason:
     """The chain's bias per channel (zeros without a bias add), or why the chain cannot
     be rewritten: another user reads part of it, or the bias is not a finite per-channel
     value. `seen`, when a matcher has read it already, is the bias as `per_channel` read
-    it with weight arguments (it is not read again)."""
+    it with weight arguments (it is not read again). A constant bias an earlier fold
+    built is read as the float64 values it was rounded from (`unrounded`, the
+    rewriter's), so that a chain folded one op at a time rounds it once."""
     reason = _chain_users_reason(chain)
     if reason:
         return reason
@@ -213,14 +221,27 @@ def chain_bias(
         return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.isfinite(bias).all():
         return reasons.BIAS_NOT_FINITE
+    if isinstance(bias, np.ndarray) and unrounded is not None:
+        exact = unrounded(chain.bias_value, feature)
+        if exact is not None and _rounds_to(exact, bias, chain.bias_value):
+            return exact
     return bias
 
 
+def _rounds_to(exact: np.ndarray, bias: np.ndarray, value: ir.Value) -> bool:
+    """Whether the float64 values `exact` round to `bias`, the values `value` holds in
+    its element type: the constant they were recorded for, not another one since."""
+    dtype = float_dtype(ir.RankedTensorType(value.type).element_type)
+    rounded = None if dtype is None or exact.shape != bias.shape else round_to(dtype, exact)
+    return rounded is not None and np.array_equal(rounded.astype(np.float64), bias)
+
+
 def bias_and_weights(
-    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False
+    chain: BiasedLinear, feature: int, channels: int, fold_weight_arguments: bool = False,
+    unrounded: Unrounded | None = None,
 ) -> tuple[PerChannel, tuple[Weights, ...]] | Reason:
     """`chain_bias`, then `weights_of`: both, or the first reason."""
-    bias = chain_bias(chain, feature, channels, fold_weight_arguments)
+    bias = chain_bias(chain, feature, channels, fold_weight_arguments, unrounded=unrounded)
     if isinstance(bias, Reason):
         return bias
     weights = weights_of(chain, feature, fold_weight_arguments)

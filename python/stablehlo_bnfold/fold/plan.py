@@ -78,8 +78,9 @@ class FoldPlan:
     other operands with the plan of the linear op that computes it (its own weights and
     bias, its range of the scale; root and `through` unused). `after_reason`, when set,
     is why the add of `after` stays where the ops passed are linear (the report notes it
-    at that add). `shift` is a constant `bias` before its rounding (float64), for a chain
-    built whole to carry on (`patterns.decomposed.fold_chain`): rounded once, at its end."""
+    at that add). `shift` is a constant `bias` before its rounding (float64), which the
+    rest of the chain carries on (`patterns.decomposed.fold_chain`; once built, a fold of
+    the op above reads it, `fold.affine_map.chain_bias`): rounded once, at its end."""
 
     root: ir.OpView
     linear: BiasedLinear
@@ -234,7 +235,7 @@ def _built_linear(
     if bias is not None and not isinstance(bias, np.ndarray):
         added = rw.elementwise(stablehlo.AddOp, linear_result, rw.broadcast(bias, like, feature, shape))
     elif bias is not None:
-        added = rw.add_per_feature(linear_result, bias, feature, like, shape)
+        added = rw.add_per_feature(linear_result, bias, feature, like, shape, unrounded=plan.shift)
     return added
 
 

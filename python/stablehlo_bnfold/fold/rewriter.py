@@ -18,7 +18,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
-from ..constants import dense_attr, float_dtype, round_to
+from ..constants import dense_attr, dimensions, float_dtype, round_to
 from ..report import Recorder, op_key
 from .affine_map import LINEAR_OPS, Computed, computed_from_data
 
@@ -190,15 +190,30 @@ class FoldRewriter:
 
     def add_per_feature(
         self, value: ir.Value, bias: np.ndarray, feature: int | tuple[int, ...], like: ir.Value,
-        shape: ir.Value | None = None,
+        shape: ir.Value | None = None, unrounded: np.ndarray | None = None,
     ) -> ir.Value:
         """`value + broadcast_in_dim(bias, dims=[feature])` (or `dims=feature` for a tuple,
         one entry per dimension of `bias`) with `bias` already rounded; `like` has
-        `value`'s type and gives a dynamic shape, or `shape` does (see `broadcast`)."""
+        `value`'s type and gives a dynamic shape, or `shape` does (see `broadcast`).
+        `unrounded`: the float64 values `bias` was rounded from, which the next fold of
+        the chain reads (`unrounded`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
         constant = self.constant(bias, bias_type, self._at.location)
+        if unrounded is not None and unrounded.shape == bias.shape:
+            self._recorder.unrounded[op_key(constant.owner.operation)] = unrounded
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature, shape))
+
+    def unrounded(self, bias: ir.Value, feature: int) -> np.ndarray | None:
+        """The float64 values a fold of this pass run rounded the bias `bias` from: a [C]
+        constant it built (`add_per_feature`), broadcast along `feature`; else None."""
+        broadcast = bias.owner
+        if type(broadcast) not in _BIAS_BROADCASTS or dimensions(broadcast.broadcast_dimensions) != [feature]:
+            return None
+        constant = broadcast.operand.owner
+        if not isinstance(constant, ir.OpView):
+            return None
+        return self._recorder.unrounded.get(op_key(constant.operation))
 
     def broadcast(
         self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int],
@@ -513,6 +528,10 @@ def _laid_along(value: ir.Value, target: ir.RankedTensorType, axis: int) -> bool
 
 
 _ORDER = operator.attrgetter("order")
+
+_BIAS_BROADCASTS = frozenset((stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp))
+"""How a bias add after a linear op broadcasts its [C] constant (a dynamic shape: the
+second); for `type(op) in`."""
 
 SHORT_NAMES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 """How the report names a type weights are rounded to again (MLIR's names)."""

@@ -60,7 +60,7 @@ def fold_bn_into_linear(bn: stablehlo.BatchNormInferenceOp, rw: FoldRewriter) ->
     linear = biased_linear(bn.operand)
     if linear is None:
         return rw.skip(bn, reasons.NOT_LINEAR)
-    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments)
+    found = bias_and_weights(linear, feature, channels, rw.fold_weight_arguments, rw.unrounded)
     if isinstance(found, Reason):
         return rw.skip(bn, found)
     bias, weights = found

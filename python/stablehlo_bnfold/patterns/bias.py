@@ -46,7 +46,7 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
     channels = ir.RankedTensorType(op.result.type).shape[feature]
-    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen)
+    bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen, rw.unrounded)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.isfinite(shift).all():

@@ -292,7 +292,7 @@ def _onto_weights(
     refused, scalable = [], []
     for chain, feature, factor, seen in matches:
         channels = ir.RankedTensorType(chain.linear_value.type).shape[feature]
-        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments, seen)
+        bias = chain_bias(chain, feature, channels, rw.fold_weight_arguments, seen, rw.unrounded)
         if isinstance(bias, Reason):
             refused.append(bias)
             continue

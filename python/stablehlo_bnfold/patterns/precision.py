@@ -117,7 +117,7 @@ def fold_precision_island(op: stablehlo.ConvertOp, rw: FoldRewriter) -> Outcome:
     shape = ir.RankedTensorType(op.result.type).shape
     like = op.operand  # values computed in the graph are computed in F
     scale, shift = affine.affine(like)
-    bias = chain_bias(linear, linear_feature, shape[feature], arguments)
+    bias = chain_bias(linear, linear_feature, shape[feature], arguments, unrounded=rw.unrounded)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
     weights = _master_weights(linear, linear_feature, wide, arguments, rw.fold_narrow_weights)

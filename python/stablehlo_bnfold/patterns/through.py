@@ -230,7 +230,9 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     if shared is not None:
         return rw.skip(top, shared.row.users)
     linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
-    found = bias_and_weights(linear, above.linear_feature, linear_channels, rw.fold_weight_arguments)
+    found = bias_and_weights(
+        linear, above.linear_feature, linear_channels, rw.fold_weight_arguments, rw.unrounded
+    )
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
