@@ -135,9 +135,20 @@ _CANCELLING = {
 }
 
 
-def _vector(name: str) -> np.ndarray:
-    text = _CANCELLING[name]
-    return np.array(text[text.index("[") + 1 : text.index("]")].split(", "), dtype=np.float32)
+def _values(attribute: str) -> np.ndarray:
+    """The float64 values of the f32 vector `attribute` (`dense<[...]> : tensor<Nxf32>`)."""
+    numbers = attribute[attribute.index("[") + 1 : attribute.index("]")].split(", ")
+    return np.array(numbers, dtype=np.float32).astype(np.float64)
+
+
+def _bias(folded: str) -> np.ndarray:
+    """The constant the folded module's one bias add broadcasts."""
+    with io.make_context():
+        module = ir.Module.parse(folded)
+        ops = list(module.body.operations[0].regions[0].blocks[0].operations)
+        (add,) = [op for op in ops if op.name == "stablehlo.add"]
+        constant = add.operands[1].owner.operands[0].owner
+        return np.array(ir.DenseElementsAttr(constant.attributes["value"]))
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "one_by_one"])
@@ -150,13 +161,76 @@ def test_a_chain_rounds_its_bias_once(whole, monkeypatch):
         monkeypatch.setattr(decomposed, "_plan_above", lambda plans, rw: None)
     folded, _, applied = _folded(_module("constants", _CANCELLING))
     assert len(applied) == (1 if whole else 3)
-    with io.make_context():
-        module = ir.Module.parse(folded)
-        ops = list(module.body.operations[0].regions[0].blocks[0].operations)
-        (add,) = [op for op in ops if op.name == "stablehlo.add"]
-        constant = add.operands[1].owner.operands[0].owner
-        bias = np.array(ir.DenseElementsAttr(constant.attributes["value"]))
-    m, v, s, o = (_vector(name).astype(np.float64) for name in "mvso")
-    epsilon = np.float64(np.float32(1.0e-05))
-    factor = s * (1.0 / np.sqrt(v + epsilon))
-    assert bias.tolist() == ((0.0 - m) * factor + o).astype(np.float32).tolist()
+    m, v, s, o = (_values(_CANCELLING[name]) for name in "mvso")
+    factor = s * (1.0 / np.sqrt(v + np.float64(np.float32(1.0e-05))))
+    assert _bias(folded).tolist() == ((0.0 - m) * factor + o).astype(np.float32).tolist()
+
+
+def test_a_bias_an_input_side_fold_built_is_rounded_once_with_the_norm_after_the_layer():
+    """conv(x + t, K) followed by Flax's batch norm: the input side adds K . t, computed in
+    float64, to the layer's bias; the rest of the norm reads the float64 value, so the
+    layer's bias is ((K . t) - mean) * c + offset rounded once."""
+    parameters = {
+        **_PARAMETERS,
+        "m": "dense<[0.16432407, -0.8117427, -0.13374612, -0.041897405]> : tensor<4xf32>",
+        "v": "dense<[0.73960835, 1.6018658, 0.670508, 1.0868423]> : tensor<4xf32>",
+        "s": "dense<[1.2751102, 1.145942, 1.3801979, 1.6067567]> : tensor<4xf32>",
+        "o": "dense<[3.8163233, -2.099706, 1.5221897, 2.9936]> : tensor<4xf32>",
+    }
+    shift = "dense<[-0.8287017, -0.526379, 0.60254896]> : tensor<3xf32>"
+    text = _module("constants", parameters).replace(
+        "%y = stablehlo.convolution(%x, %k)",
+        f'%t = stablehlo.constant {shift} loc("t")\n'
+        '    %tb = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32> loc("t_wide")\n'
+        '    %xt = stablehlo.add %x, %tb : tensor<1x4x4x3xf32> loc("x_plus_t")\n'
+        "    %y = stablehlo.convolution(%xt, %k)",
+    )
+    folded, _, applied = _folded(text)
+    # The input side merges K . t into the bias add the subtract's fold built (alone it
+    # would add one for the one it removes), then the rest of the norm folds onto it.
+    assert applied == ["fold_subtrahend_into_bias", "fold_input_affine_into_conv", "fold_scale_into_linear"]
+    kernel = np.array(
+        [[0.5, -1.25, 2.0, 0.125], [1.5, 0.25, -0.75, 3.0], [-2.0, 1.0, 0.375, -0.5]], dtype=np.float32
+    ).astype(np.float64)
+    t = _values(shift) @ kernel
+    m, v, s, o = (_values(parameters[name]) for name in "mvso")
+    factor = s * (1.0 / np.sqrt(v + np.float64(np.float32(1.0e-05))))
+    assert _bias(folded).tolist() == ((t - m) * factor + o).astype(np.float32).tolist()
+
+
+def test_a_bias_a_norm_fold_built_is_rounded_once_with_the_shift_before_the_layer():
+    """batch_norm_inference(conv(x + t, K)): the norm's fold gives the layer the weights
+    K' = K * s and the bias offset - mean * s, in float64 and rounded; the input side then
+    merges K' . t into that bias add, reading the float64 value: the bias is K' . t +
+    (offset - mean * s) rounded once."""
+    vector = "tensor<4xf32>"
+    statistics = {
+        "m": "[-0.42839724, -0.8921386, -0.23326224, -0.18305358]",
+        "v": "[0.5679128, 0.57313657, 1.9987642, 1.4785537]",
+        "s": "[0.8517653, 1.1524214, 1.9612793, 1.8465164]",
+        "o": "[-1.6510314, -0.7803638, -1.0932038, -2.1861951]",
+    }
+    shift = "dense<[0.61000586, 0.61588156, 0.030651122]> : tensor<3xf32>"
+    text = "\n    ".join([
+        "func.func @main(%x: tensor<1x4x4x3xf32>) -> tensor<1x4x4x4xf32> {",
+        f"%k = stablehlo.constant {_PARAMETERS['k']}",
+        f"%t = stablehlo.constant {shift}",
+        "%tb = stablehlo.broadcast_in_dim %t, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>",
+        "%xt = stablehlo.add %x, %tb : tensor<1x4x4x3xf32>",
+        _CONV.replace("(%x, %k)", "(%xt, %k)"),
+        *(f"%{name} = stablehlo.constant dense<{values}> : {vector}" for name, values in statistics.items()),
+        '%bn = "stablehlo.batch_norm_inference"(%y, %s, %o, %m, %v) {epsilon = 1.0e-05 : f32, '
+        f"feature_index = 3 : i64}} : (tensor<1x4x4x4xf32>, {vector}, {vector}, {vector}, {vector})"
+        " -> tensor<1x4x4x4xf32>",
+        "return %bn : tensor<1x4x4x4xf32>",
+    ]) + "\n}\n"
+    folded, _, applied = _folded(text)
+    assert applied == ["fold_bn_into_linear", "fold_input_affine_into_conv"]
+    kernel = np.array(
+        [[0.5, -1.25, 2.0, 0.125], [1.5, 0.25, -0.75, 3.0], [-2.0, 1.0, 0.375, -0.5]], dtype=np.float32
+    ).astype(np.float64)
+    m, v, s, o = (_values(f"dense<{statistics[name]}>") for name in "mvso")
+    factor = s / np.sqrt(v + np.float64(np.float32(1.0e-05)))
+    scaled = (kernel * factor).astype(np.float32).astype(np.float64)  # K', as stored
+    expected = _values(shift) @ scaled + (o + (0.0 - m) * factor)
+    assert _bias(folded).tolist() == expected.astype(np.float32).tolist()

@@ -62,6 +62,7 @@ __all__ = [
     "BiasedLinear",
     "Computed",
     "PerChannel",
+    "Unrounded",
     "Weights",
     "affine_chain",
     "affine_step",
@@ -84,6 +85,7 @@ __all__ = [
     "reads_an_argument",
     "square_root",
     "stored_weights",
+    "unrounded_bias",
     "weights_of",
 ]
 
@@ -221,19 +223,25 @@ def chain_bias(
         return reasons.BIAS_NOT_PER_CHANNEL
     if isinstance(bias, np.ndarray) and not np.isfinite(bias).all():
         return reasons.BIAS_NOT_FINITE
-    if isinstance(bias, np.ndarray) and unrounded is not None:
-        exact = unrounded(chain.bias_value, feature)
-        if exact is not None and _rounds_to(exact, bias, chain.bias_value):
-            return exact
-    return bias
+    return unrounded_bias(chain.bias_value, feature, bias, unrounded)
 
 
-def _rounds_to(exact: np.ndarray, bias: np.ndarray, value: ir.Value) -> bool:
-    """Whether the float64 values `exact` round to `bias`, the values `value` holds in
-    its element type: the constant they were recorded for, not another one since."""
+def unrounded_bias(
+    value: ir.Value, feature: int, bias: PerChannel, unrounded: Unrounded | None
+) -> PerChannel:
+    """`bias`, the values of the bias `value` along `feature` as `per_channel` read them,
+    or the float64 values an earlier fold of this pass run rounded them from
+    (`unrounded`), where they round to those: the constant they were recorded for, not
+    another one since. A fold adding to the bias reads these, so that the bias is
+    rounded once however many folds of a chain build it."""
+    if not isinstance(bias, np.ndarray) or unrounded is None:
+        return bias
+    exact = unrounded(value, feature)
     dtype = float_dtype(ir.RankedTensorType(value.type).element_type)
-    rounded = None if dtype is None or exact.shape != bias.shape else round_to(dtype, exact)
-    return rounded is not None and np.array_equal(rounded.astype(np.float64), bias)
+    if exact is None or dtype is None or exact.shape != bias.shape:
+        return bias
+    rounded = round_to(dtype, exact)
+    return exact if rounded is not None and np.array_equal(rounded.astype(np.float64), bias) else bias
 
 
 def bias_and_weights(

@@ -200,9 +200,15 @@ class FoldRewriter:
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
         constant = self.constant(bias, bias_type, self._at.location)
-        if unrounded is not None and unrounded.shape == bias.shape:
-            self._recorder.unrounded[op_key(constant.owner.operation)] = unrounded
+        if unrounded is not None:
+            self.rounded_from(constant, unrounded)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature, shape))
+
+    def rounded_from(self, constant: ir.Value, unrounded: np.ndarray) -> None:
+        """Note the float64 values the bias constant `constant`, built here, was rounded
+        from, for the next fold of its chain (`unrounded`)."""
+        if unrounded.shape == tuple(ir.RankedTensorType(constant.type).shape):
+            self._recorder.unrounded[op_key(constant.owner.operation)] = unrounded
 
     def unrounded(self, bias: ir.Value, feature: int) -> np.ndarray | None:
         """The float64 values a fold of this pass run rounded the bias `bias` from: a [C]

@@ -174,6 +174,7 @@ from ..fold.affine_map import (
     AffineChain,
     AffineStep,
     PerChannel,
+    Unrounded,
     affine_chain,
     cancellation,
     computed_by_linear_op,
@@ -182,6 +183,7 @@ from ..fold.affine_map import (
     master_weights,
     per_channel,
     stored_weights,
+    unrounded_bias,
 )
 from ..fold.affine_map import biased_linear as linear_chain
 from ..fold.plan import combine, per_call_larger
@@ -631,7 +633,7 @@ class _Consumer:
         return _reads_every_tap(self.linear)
 
     def own_bias(
-        self, fold_weight_arguments: bool, exact: bool
+        self, fold_weight_arguments: bool, exact: bool, unrounded: Unrounded | None = None
     ) -> tuple[stablehlo.AddOp, PerChannel] | None:
         """The add of the linear op's own per-feature bias, when it is the op's only user,
         and that bias (a finite constant or, with `fold_weight_arguments`, a narrow value
@@ -641,7 +643,8 @@ class _Consumer:
         into a value of exactly that block (a bias argument) of the result's element
         type, not computed by a linear op. At batch 1
         another linear op's result ([1, N], as in `x @ W1 + x @ W2`) is narrow too: it is
-        an activation, not a bias."""
+        an activation, not a bias. A per-feature constant an earlier fold built is read as
+        the float64 values it was rounded from (`unrounded_bias`)."""
         users = list(self.linear.result.uses)
         if len(users) != 1:
             return None
@@ -670,7 +673,7 @@ class _Consumer:
             return None
         if isinstance(bias, Narrow) and computed_by_linear_op(bias.value):
             return None
-        return add, bias
+        return add, unrounded_bias(other, dim, bias, unrounded)
 
 
 def _consumers(
@@ -1040,7 +1043,7 @@ def _shift_placed(
             return reasons.STATISTICS_CANCEL
         kept_reason = reasons.SHIFT_KEPT_CANCELS
     elif not no_shift:
-        owns = [c.own_bias(rw.fold_weight_arguments, exact) for c in consumers]
+        owns = [c.own_bias(rw.fold_weight_arguments, exact, rw.unrounded) for c in consumers]
         x_size = static_elements(affine.top.result)
         larger = any(static_elements(c.linear.result) > x_size for c, own in zip(consumers, owns) if own is None)
         if owns.count(None) >= removed or larger:
@@ -1489,6 +1492,7 @@ def _add_bias(
             return result
         rounded = round_to(dtype, bias)
         vector = rw.constant(rounded, ir.RankedTensorType.get(list(rounded.shape), element), top.location)
+        rw.rounded_from(vector, bias)  # (a fold of the layer's own norm after it reads it)
     elif len(dims) == 1:
         vector = rw.vector(bias, ir.RankedTensorType(result.type).shape[dims[0]], element)
     else:
