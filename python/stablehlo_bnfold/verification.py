@@ -35,6 +35,7 @@ verify here: <reason>", never "passed", and never "FAILED" (that is a fold that 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -485,7 +486,10 @@ def _refined_by_jax(module: ir.Module) -> str:
         printed.seek(0)
         text = printed.read().decode("utf-8", errors="replace")
     if failure is None:
-        sys.stderr.write(text)
+        if text:
+            with contextlib.suppress(OSError):  # no stderr to print on (closed): not a failure
+                sys.stderr.write(text)
+                sys.stderr.flush()
         return refined
     said = [line.split(": error: ", 1)[1] for line in text.splitlines() if ": error: " in line]
     if said:

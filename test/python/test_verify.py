@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -391,3 +394,22 @@ def test_cli_verify_fails_a_fold_with_a_small_error_in_one_output_channel(one_ch
     line = capsys.readouterr().err.splitlines()[0]
     error = float(line.split("max relative error ")[1].split(" ")[0])
     assert 1e-5 < error < 1e-3 and line.endswith(": FAILED"), line
+
+
+CLOSED_STDERR = '''
+import os, stablehlo_bnfold
+os.close(2)
+dynamic = """
+func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = stablehlo.add %arg0, %arg0 : tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}"""
+os.write(1, str(stablehlo_bnfold.verify(dynamic, dynamic)).encode())
+'''
+
+
+def test_verify_refines_a_symbolic_batch_in_a_process_whose_stderr_is_closed():
+    # What jax's refinement printed is written to stderr as usual; that write failing
+    # (file descriptor 2 closed) is no failure to refine.
+    done = subprocess.run([sys.executable, "-c", CLOSED_STDERR], capture_output=True, text=True, timeout=120)
+    assert done.stdout == "verification passed (1 outputs, 3 trials)", done.stdout + done.stderr

@@ -56,6 +56,7 @@ __all__ = [
     "FOLDED_BIAS_OVERFLOW",
     "FOLDED_WEIGHTS_OVERFLOW",
     "FOLDED_WEIGHTS_UNDERFLOW",
+    "GROUPED_IN_GRAPH",
     "GROUPED_NOT_CONSTANT",
     "INPUT_NOT_AFFINE",
     "ISLAND_USERS",
@@ -194,6 +195,10 @@ WEIGHTS_ARE_ACTIVATIONS = Reason("weights are computed by a linear op: the op wo
 """Why in-graph weights that are themselves an activation (attention's k) are not scaled."""
 CASE_WEIGHTS_NOT_CONSTANT = Reason("weights in case branches are not constants")
 GROUPED_NOT_CONSTANT = Reason("weights of a grouped convolution are not a constant")
+GROUPED_IN_GRAPH = Reason("scale or shift of a grouped convolution would be computed in the graph")
+"""Why a grouped convolution's constant weights take no scale or shift the graph computes:
+the graph lays a per-channel vector over the kernel's input-feature axis whole, which in a
+grouped convolution holds one group's features (the output feature's group decides which)."""
 NO_MASTER_WEIGHTS = Reason("weights have no wider master copy: folding would round them again")
 
 # The per-channel values.

@@ -270,8 +270,8 @@ def fold_input_affine_into_conv(conv: stablehlo.ConvolutionOp, rw: FoldRewriter)
     zero, and t / s finite in the
     activation's type; each clamp's moved bounds are finite in its element type (infinite
     ones stay infinite); for each consumer, the bias and K * s are finite in their element
-    types (in the graph, the scale and shift, where they are constants, in the weights'
-    type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
+    types (in the graph, the convolution is not grouped, and the scale and shift, where they
+    are constants, are finite in the weights' type), and with x + t / s, rounding K * s, magnified by t / s, errs by at most eps of
     sum |K * t| per output feature; last, in the graph, the consumers' weights that the
     scale multiplies or the shift is contracted with on every call have no more elements in
     all than the chain's result (`fold.plan.per_call_larger`), and a shift alone contracted
@@ -1319,6 +1319,10 @@ def _consumer_plan(
         if moved and _magnified(scaled, stored, layout, scale, shift):
             return reasons.FOLDED_WEIGHTS_UNDERFLOW
     else:
+        if layout.groups != 1:
+            # `_scaled_in_graph` and `_contract_in_graph` lay [C] vectors over the weights'
+            # input-feature axis, which holds one group's features: an invalid module.
+            return reasons.GROUPED_IN_GRAPH
         # In the graph a constant scale and shift become vectors in the weights' type
         # (f16 weights as arguments after x * 1000 * 1000): they must fit there.
         if isinstance(scale, np.ndarray) and round_to(consumer.dtype, scale) is None:
