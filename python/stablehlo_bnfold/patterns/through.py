@@ -229,10 +229,8 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     shared = next((step for step in passed if not single_user(step.op.results[0])), None)
     if shared is not None:
         return rw.skip(top, shared.row.users)
-    linear_channels = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
-    found = bias_and_weights(
-        linear, above.linear_feature, linear_channels, rw.fold_weight_arguments, rw.unrounded
-    )
+    channels_below = ir.RankedTensorType(linear.linear_value.type).shape[above.linear_feature]
+    found = bias_and_weights(linear, above.linear_feature, channels_below, rw.fold_weight_arguments, rw.unrounded)
     if isinstance(found, Reason):
         return rw.skip(top, found)
     bias, weights = found
@@ -252,7 +250,7 @@ def fold_scale_through_relu(root: ir.OpView, rw: FoldRewriter) -> Outcome:
     own = next((part.channels for part in parts if part.value == passed[0].data), slice(None))
     into_bias, kept = _placed_shift(passed, kinds, linear, parts, shift)
     if picks is not None:  # slice(v) * s + t = slice(v * s' + t'): L's other channels take 1 and 0.
-        scale, into_bias = _spread(scale, picks, linear_channels, 1.0), _spread(into_bias, picks, linear_channels, 0.0)
+        scale, into_bias = _spread(scale, picks, channels_below, 1.0), _spread(into_bias, picks, channels_below, 0.0)
     inner_shift = _scaled_bias(bias, scale, into_bias, own, top.result)
     others = _part_plans(parts, passed[0].data, top, above, scale, into_bias, rw)
     if isinstance(others, Reason):
