@@ -486,7 +486,7 @@ def _refined_by_jax(module: ir.Module) -> str:
         printed.seek(0)
         text = printed.read().decode("utf-8", errors="replace")
     if failure is None:
-        if text:
+        if text and sys.stderr is not None:  # (None: the process started without one)
             with contextlib.suppress(OSError):  # no stderr to print on (closed): not a failure
                 sys.stderr.write(text)
                 sys.stderr.flush()
