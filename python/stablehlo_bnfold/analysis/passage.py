@@ -540,7 +540,7 @@ def _looked_up(call: func.CallOp, what: str, read):
         module = module.parent
     found = _callees.get()
     if found is None:
-        return read(_function(module, ir.FlatSymbolRefAttr(symbol).value))
+        return read(_functions(module).get(ir.FlatSymbolRefAttr(symbol).value))
     where = 0 if module is None else op_key(module.operation)
     key = (what, where, symbol)
     value = found.get(key, _MISSING)
@@ -567,19 +567,9 @@ def read_once_a_run(key: tuple, read: Callable[[], _Read]) -> _Read:
     return value
 
 
-def _function(module: ir.Operation | None, name: str) -> func.FuncOp | None:
-    """The function named `name` in `module` (a scan of its ops); None if it is not there."""
-    if module is None:
-        return None
-    for op in module.regions[0].blocks[0].operations:
-        if isinstance(op, func.FuncOp) and ir.StringAttr(op.sym_name).value == name:
-            return op
-    return None
-
-
 def _functions(module: ir.Operation | None) -> dict[str, func.FuncOp]:
-    """The functions of `module` by name (one scan of its ops, the first of a name kept,
-    as `_function` finds it); none without a module."""
+    """The functions of `module` by name (one scan of its ops, the first of a name kept);
+    none without a module."""
     table: dict[str, func.FuncOp] = {}
     for op in module.regions[0].blocks[0].operations if module is not None else ():
         if isinstance(op, func.FuncOp):

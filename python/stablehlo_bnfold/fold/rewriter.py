@@ -38,6 +38,11 @@ class Outcome(enum.Enum):
     """Left as it is."""
 
 
+_BIAS_BROADCASTS = frozenset((stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp))
+"""How a bias add after a linear op broadcasts its [C] constant (a dynamic shape: the
+second); for `type(op) in`."""
+
+
 def final_bias_add(op: ir.OpView) -> bool:
     """Whether `op` is `L(x, W) + broadcast_in_dim(b)`, a linear op's result plus the
     broadcast of a value computed from parameters (constants or weight arguments, not the
@@ -49,7 +54,7 @@ def final_bias_add(op: ir.OpView) -> bool:
     if sum(linear) != 1:
         return False
     broadcast = owners[linear.index(False)]
-    if not isinstance(broadcast, (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)):
+    if type(broadcast) not in _BIAS_BROADCASTS:
         return False
     return not computed_from_data(broadcast.operand, budget=16)
 
@@ -534,10 +539,6 @@ def _laid_along(value: ir.Value, target: ir.RankedTensorType, axis: int) -> bool
 
 
 _ORDER = operator.attrgetter("order")
-
-_BIAS_BROADCASTS = frozenset((stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp))
-"""How a bias add after a linear op broadcasts its [C] constant (a dynamic shape: the
-second); for `type(op) in`."""
 
 SHORT_NAMES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32"}
 """How the report names a type weights are rounded to again (MLIR's names)."""
