@@ -474,10 +474,12 @@ class Recorder:
     """The chain (`same_norm`) of each op a pattern named one of, by address."""
     _chain_count: int = field(default=0, repr=False)
     """The chains `same_norm` numbered so far."""
-    unrounded: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
-    """The float64 values each bias constant a fold built was rounded from, by the
-    constant's address: the next fold of the chain reads them (`FoldRewriter.unrounded`),
-    so that a chain folded one op at a time rounds its bias once, as one fold does."""
+    unrounded: dict[int, object] = field(default_factory=dict, repr=False)
+    """What each constant a fold built was rounded from, by the constant's address: a
+    bias's float64 values, which the next fold of the chain reads
+    (`FoldRewriter.unrounded`), so that a chain folded one op at a time rounds its bias
+    once, as one fold does; scaled weights' recipe (`rewriter.ScaledWeights`), which a
+    merge of parallel branches sums unrounded (`rewriter.unrounded_weights`)."""
 
     def created(self, op: ir.Operation) -> None:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the

@@ -84,6 +84,8 @@ __all__ = [
     "per_channel_op",
     "reads_an_argument",
     "square_root",
+    "StoredWeights",
+    "stored_source",
     "stored_weights",
     "unrounded_bias",
     "weights_of",
@@ -334,13 +336,35 @@ def stored_weights(value: ir.Value) -> np.ndarray | None:
     >>> stored_weights(dot.rhs)   # doctest: +SKIP   (rhs = transpose(dense<...> : 10x64))
     array(..., shape=(64, 10), dtype=float32)
     """
+    source = stored_source(value)
+    return None if source is None else source.values()
+
+
+@dataclass(frozen=True)
+class StoredWeights:
+    """Where constant weights are stored: a dense attribute, read as they are or, for
+    the constant a `stablehlo.transpose` reads, transposed by `permutation`."""
+
+    attr: ir.DenseElementsAttr
+    permutation: tuple[int, ...] | None = None
+
+    def values(self) -> np.ndarray | None:
+        """The weights (`read_dense`, transposed), None for a type it does not read."""
+        values = read_dense(self.attr)
+        if values is None or self.permutation is None:
+            return values
+        return np.transpose(values, self.permutation)
+
+
+def stored_source(value: ir.Value) -> StoredWeights | None:
+    """Where the weights `value` are stored when they are constant (`stored_weights`),
+    else None."""
     owner = value.owner
     if isinstance(owner, stablehlo.TransposeOp):
         attr = constant_attr(owner.operand)
-        values = None if attr is None else read_dense(attr)
-        return None if values is None else np.transpose(values, dimensions(owner.permutation))
+        return None if attr is None else StoredWeights(attr, tuple(dimensions(owner.permutation)))
     attr = constant_attr(value)
-    return None if attr is None else read_dense(attr)
+    return None if attr is None else StoredWeights(attr)
 
 
 

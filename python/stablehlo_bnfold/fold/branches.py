@@ -16,9 +16,11 @@ After the patterns reach their fixed point (each branch's batch norm folded into
 convolution), `merge_branches` finds each sum of values read by no other op (any order
 or nesting of adds), groups its terms by the input x they read, and merges each group of
 two or more terms with a convolution among them into one convolution, `L(x, K') +
-broadcast_in_dim(b')`: the kernels summed in float64 from their stored values (the wider
-master weights of a mixed-precision `convert(W)`), the biases and identity shifts alike,
-each rounded once to its element type. The merged convolution costs what the largest
+broadcast_in_dim(b')`: the kernels summed in float64, the biases and identity shifts
+alike, each rounded once to its element type. A kernel or bias that a branch's fold built
+is summed as the float64 values that fold rounded it from (its weights times its norm's
+scale), so the merged ones are rounded once from the branches' parameters; others from
+their stored values (the wider master weights of a mixed-precision `convert(W)`). The merged convolution costs what the largest
 branch did. The other terms of the sum stay, added after it. With weights passed as
 arguments (`fold-weight-arguments`), the graph computes the merged kernel on every call
 (each other kernel `pad`ded to its taps and added, in the master weights' wider type
@@ -58,10 +60,12 @@ from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype, round_to
 from ..report import Recorder
 from . import reasons
-from .affine_map import AffineChain, BiasedLinear, PerChannel, affine_chain, biased_linear, per_channel, per_channel_op
+from .affine_map import (
+    AffineChain, BiasedLinear, PerChannel, affine_chain, biased_linear, per_channel, per_channel_op, unrounded_bias,
+)
 from .literals import float64_value
 from .reasons import Reason
-from .rewriter import SHORT_NAMES, FoldRewriter, going_with
+from .rewriter import SHORT_NAMES, FoldRewriter, going_with, unrounded_bias_of, unrounded_weights
 
 __all__ = ["PATTERN", "merge_branches"]
 
@@ -221,7 +225,7 @@ def _identity(
 def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> None:
     """Merge each group of `add`'s terms, or record why it stays."""
     for members in _groups(_terms(add), fold_weight_arguments):
-        merged = _plan(members, add, fold_weight_arguments, fold_narrow_weights)
+        merged = _plan(members, add, recorder, fold_weight_arguments, fold_narrow_weights)
         if not isinstance(merged, Reason):
             with add.location:
                 merged = _build(members, merged, add, recorder)
@@ -245,10 +249,12 @@ when one differs."""
 
 
 def _plan(
-    members: list[_Conv | _Identity], add: stablehlo.AddOp, fold_weight_arguments: bool, fold_narrow_weights: bool
+    members: list[_Conv | _Identity], add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool,
+    fold_narrow_weights: bool,
 ) -> _Merged | Reason:
     """The merged kernel and bias of one group, or the first condition of this module's
-    docstring that fails."""
+    docstring that fails; `recorder` holds what this run's folds rounded the branches'
+    kernels and biases from."""
     convs = [m for m in members if isinstance(m, _Conv)]
     reason = _attributes_reason(convs) or _placement_reason(members, add)
     if reason is not None:
@@ -263,7 +269,7 @@ def _plan(
     narrow = _rounded_again(convs)
     if narrow and not fold_narrow_weights:
         return reasons.NO_MASTER_WEIGHTS
-    merged = _values(members, host)
+    merged = _values(members, host, recorder)
     if merged is None and fold_weight_arguments:
         merged = _graph_values(members, host)
     if merged is None:
@@ -393,20 +399,24 @@ def _centre(host: stablehlo.ConvolutionOp) -> list[int] | None:
     return centre
 
 
-def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> _Merged | Reason | None:
+def _values(
+    members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp, recorder: Recorder
+) -> _Merged | Reason | None:
     """The host's kernel plus every other branch's, embedded at its taps, plus each
     identity's scale at the centre tap; the biases plus the identities' shifts: summed in
     float64, rounded once; None where a value is not a constant, `BRANCH_NOT_FINITE`
-    where the sums are not finite in their types."""
+    where the sums are not finite in their types. A kernel or bias a fold of this run
+    built is read as the float64 values it was rounded from (`_kernel_f64`, `_bias_f64`),
+    so that the merged ones are rounded once from the branches' batch norms."""
     dims = stablehlo.ConvDimensionNumbers(host.dimension_numbers)
     channels = ir.ShapedType(host.result.type).get_dim_size(dims.output_feature_dimension)
-    kernel = float64_value(host.rhs)
+    kernel = _kernel_f64(host.rhs, recorder)
     if kernel is None:
         return None
     kernel, bias, biased = np.array(kernel, dtype=np.float64), np.zeros(channels), False
     for member in members:
         if isinstance(member, _Conv):
-            added = _branch_values(member, host, kernel, dims.output_feature_dimension, channels)
+            added = _branch_values(member, host, kernel, dims.output_feature_dimension, channels, recorder)
         else:
             added = _identity_values(member, host, kernel, channels)
         if added is None:
@@ -423,12 +433,13 @@ def _values(members: list[_Conv | _Identity], host: stablehlo.ConvolutionOp) -> 
 
 
 def _branch_values(
-    member: _Conv, host: stablehlo.ConvolutionOp, kernel: np.ndarray, feature: int, channels: int
+    member: _Conv, host: stablehlo.ConvolutionOp, kernel: np.ndarray, feature: int, channels: int,
+    recorder: Recorder,
 ) -> np.ndarray | bool | None:
     """Add a convolution branch's kernel into `kernel` (the host's own is there); its
     bias, False without one, None where either is not a constant."""
     if member.conv != host:
-        values = float64_value(member.conv.rhs)
+        values = _kernel_f64(member.conv.rhs, recorder)
         if values is None:
             return None
         index = list(_taps(host, member.conv))
@@ -436,7 +447,23 @@ def _branch_values(
         kernel[tuple(index[spatial.index(a)] if a in spatial else slice(None) for a in range(kernel.ndim))] += values
     if member.chain.bias_value is None:
         return False
-    return per_channel_f64(member.chain.bias_value, feature, channels)
+    return _bias_f64(member.chain.bias_value, feature, channels, recorder)
+
+
+def _kernel_f64(value: ir.Value, recorder: Recorder) -> np.ndarray | None:
+    """A branch's kernel in float64: what a fold of this run rounded it from
+    (`unrounded_weights`), else its value (`float64_value`)."""
+    exact = unrounded_weights(recorder, value)
+    return exact if exact is not None else float64_value(value)
+
+
+def _bias_f64(value: ir.Value, feature: int, channels: int, recorder: Recorder) -> np.ndarray | None:
+    """A branch's bias along `feature` in float64 (`per_channel_f64`), or what a fold of
+    this run rounded it from (`unrounded_bias`)."""
+    bias = per_channel_f64(value, feature, channels)
+    if bias is None:
+        return None
+    return unrounded_bias(value, feature, bias, lambda v, f: unrounded_bias_of(recorder, v, f))
 
 
 def _identity_values(

@@ -299,6 +299,7 @@ def _new_linear(
         with rw.building_before(op) if in_case else contextlib.nullcontext():
             if new.values is not None:
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
+                rw.weights_rounded_from(value, weights.value, scale, weights.layout.weight_axis)
             elif weights.master is not None:
                 # convert_T(W_F * s): the product in the master's type F, rounded to T once.
                 value = rw.scaled_master(weights.master, weights.tensor_type, scale, weights.layout.weight_axis)

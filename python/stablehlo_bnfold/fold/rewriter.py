@@ -20,9 +20,12 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
 from ..constants import dense_attr, dimensions, float_dtype, round_to
 from ..report import Recorder, op_key
-from .affine_map import LINEAR_OPS, Computed, computed_from_data
+from .affine_map import LINEAR_OPS, Computed, StoredWeights, computed_from_data, stored_source, stored_weights
 
-__all__ = ["SHORT_NAMES", "FoldRewriter", "Outcome", "Pattern", "going_with"]
+__all__ = [
+    "SHORT_NAMES", "FoldRewriter", "Outcome", "Pattern", "ScaledWeights", "going_with",
+    "unrounded_bias_of", "unrounded_weights",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -57,6 +60,60 @@ def final_bias_add(op: ir.OpView) -> bool:
     if type(broadcast) not in _BIAS_BROADCASTS:
         return False
     return not computed_from_data(broadcast.operand, budget=16)
+
+
+@dataclass(frozen=True)
+class ScaledWeights:
+    """Weights a fold built as `source` times `scale` along `axis`, rounded once
+    (`constants.scale_along`): the recipe of the float64 values they were rounded from."""
+
+    source: StoredWeights
+    scale: np.ndarray
+    axis: int
+
+    def float64(self) -> np.ndarray | None:
+        """The product in float64, not rounded; None where the source is not read."""
+        values = self.source.values()
+        if values is None:
+            return None
+        scale = np.asarray(self.scale, dtype=np.float64)
+        if scale.ndim:
+            shape = [1] * values.ndim
+            shape[self.axis] = scale.shape[0]
+            scale = scale.reshape(shape)
+        return values.astype(np.float64) * scale
+
+
+def unrounded_bias_of(recorder: Recorder, bias: ir.Value, feature: int) -> np.ndarray | None:
+    """The float64 values a fold of this pass run rounded the bias `bias` from: a [C]
+    constant it built (`FoldRewriter.add_per_feature`), broadcast along `feature`; else
+    None. (`affine_map.unrounded_bias` uses them where they round to the stored values.)"""
+    broadcast = bias.owner
+    if type(broadcast) not in _BIAS_BROADCASTS or dimensions(broadcast.broadcast_dimensions) != [feature]:
+        return None
+    constant = broadcast.operand.owner
+    if not isinstance(constant, ir.OpView):
+        return None
+    found = recorder.unrounded.get(op_key(constant.operation))
+    return found if isinstance(found, np.ndarray) else None
+
+
+def unrounded_weights(recorder: Recorder, weights: ir.Value) -> np.ndarray | None:
+    """The float64 values a fold of this pass run rounded the weights constant `weights`
+    from (`FoldRewriter.weights_rounded_from`), where they round to its stored values:
+    that constant, not another one built at its address since; else None."""
+    owner = weights.owner
+    if not isinstance(owner, stablehlo.ConstantOp):
+        return None
+    scaled = recorder.unrounded.get(op_key(owner.operation))
+    if not isinstance(scaled, ScaledWeights):
+        return None
+    stored = stored_weights(weights)
+    exact = scaled.float64()
+    if stored is None or exact is None or exact.shape != stored.shape:
+        return None
+    rounded = round_to(stored.dtype, exact)
+    return exact if rounded is not None and np.array_equal(rounded, stored) else None
 
 
 def _never(op: ir.OpView) -> bool:
@@ -216,15 +273,19 @@ class FoldRewriter:
             self._recorder.unrounded[op_key(constant.owner.operation)] = unrounded
 
     def unrounded(self, bias: ir.Value, feature: int) -> np.ndarray | None:
-        """The float64 values a fold of this pass run rounded the bias `bias` from: a [C]
-        constant it built (`add_per_feature`), broadcast along `feature`; else None."""
-        broadcast = bias.owner
-        if type(broadcast) not in _BIAS_BROADCASTS or dimensions(broadcast.broadcast_dimensions) != [feature]:
-            return None
-        constant = broadcast.operand.owner
-        if not isinstance(constant, ir.OpView):
-            return None
-        return self._recorder.unrounded.get(op_key(constant.operation))
+        """The float64 values a fold of this pass run rounded the bias `bias` from
+        (`unrounded_bias_of`)."""
+        return unrounded_bias_of(self._recorder, bias, feature)
+
+    def weights_rounded_from(self, constant: ir.Value, weights: ir.Value, scale: np.ndarray, axis: int) -> None:
+        """Note that the weights constant `constant`, built here, holds the weights
+        `weights` (a constant, `stored_source`) times `scale` along `axis`, rounded once:
+        a merge of parallel branches sums them unrounded (`unrounded_weights`). The
+        recipe, not the float64 product: it holds the attribute, which the context keeps
+        anyway, and a [C] vector."""
+        source = stored_source(weights)
+        if source is not None:
+            self._recorder.unrounded[op_key(constant.owner.operation)] = ScaledWeights(source, scale, axis)
 
     def broadcast(
         self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int],
