@@ -70,6 +70,7 @@ from .passage import (
     activation_data,
     called_leaky_relu,
     called_maximum,
+    called_reads,
     called_relu6,
     clamp_bound_f64,
     divides_sum_pool_by_map,
@@ -273,7 +274,13 @@ def _passed(
 
 def data_down(op: ir.OpView) -> tuple[Row, _Pairs] | None:
     """The first row of `op`'s class that the output side passes and its (data operand,
-    the maximum's other operand) pairs (`Row.down`), when there are any; else None."""
+    the maximum's other operand) pairs (`Row.down`), when there are any; else None. A
+    call of a function that is no relu, relu6 or leaky relu of an argument has none: one
+    look-up of its callee (`called_reads`) answers for all the call rows."""
+    if type(op) is func.CallOp:
+        reads = called_reads(op)
+        if reads is None or not reads.activation:
+            return None
     for row in _DOWN_ROWS.get(type(op), ()):
         pairs = row.down(op)
         if pairs:
