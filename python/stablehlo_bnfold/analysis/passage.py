@@ -12,7 +12,7 @@ the walks' API and the identities are there).
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one;
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
-  per channel; `activation_data`: the data of a clamp, relu6 call or leaky relu;
+  per channel; `activation_data`: the data of a clamp, relu, relu6 call or leaky relu;
   `pad_refused`: a pad a scale would change; `sliced_channels`: the channels a slice
   keeps; `identity_broadcast`: a dynamic broadcast onto its operand's own shape;
 - `called_body`, `read_callee_once`: the body of the function a call calls, and what a
@@ -114,9 +114,10 @@ def sliced_channels(op: stablehlo.SliceOp, feature: int, channels: int) -> np.nd
 
 
 def activation_data(op: ir.OpView) -> ir.Value | None:
-    """The data operand of `op` when it is a clamp, a call of a relu6 (`called_relu6`) or
-    a leaky relu (`leaky_relu_data`); else None. Every linear op reading a call comes
-    here: the callee is read once a pass run (`called_reads`), not on every visit."""
+    """The data operand of `op` when it is a clamp, a call of a relu (`called_maximum`),
+    of a relu6 (`called_relu6`) or a leaky relu (`leaky_relu_data`); else None. Every
+    linear op reading a call comes here: the callee is looked up once for all of them
+    and read once a pass run (`called_reads`), not on every visit."""
     if isinstance(op, stablehlo.ClampOp):
         return op.operand
     if not isinstance(op, func.CallOp):
@@ -124,6 +125,9 @@ def activation_data(op: ir.OpView) -> ir.Value | None:
     found = called_reads(op)
     if found is None:
         return None
+    if found.relu:
+        called = _maximum_of(op, found.relu)
+        return None if called is None else called[0]
     if found.relu6 or found.leaky is not None:
         data = op.operands[found.relu6[0][0] if found.relu6 else found.leaky[0]]
         return data if data.type == op.results[0].type else None
@@ -422,9 +426,14 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     # The callee first (read once a run): most calls are of other functions (relu6's
     # clip), refused before the call's operands are read.
     reads = called_reads(call)
-    if reads is None or not reads.relu or not _fed_from_below(call):
+    return None if reads is None else _maximum_of(call, reads.relu)
+
+
+def _maximum_of(call: func.CallOp, relus: list[tuple[int, ir.Value]]) -> tuple[ir.Value, ir.Value] | None:
+    """`called_maximum` of `call`, its callee's `CalleeReads.relu` read."""
+    if not relus or not _fed_from_below(call):
         return None
-    for number, other in reads.relu:
+    for number, other in relus:
         data = call.operands[number]
         if data.type == call.results[0].type:
             return data, other
