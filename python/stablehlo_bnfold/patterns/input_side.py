@@ -501,10 +501,10 @@ def _bias_add_read_elsewhere(linear: ir.OpView, value: ir.Value) -> bool:
     (`READING_OPS`): `_consumers` refuses its chain, whatever else holds."""
     if not isinstance(linear, stablehlo.ConvolutionOp):
         return False
+    # (Each user read once: `use.owner` is a call into the bindings, 0.6 us.)
     foreign = any(
-        type(use.owner) not in READING_OPS and type(use.owner) not in _LINEAR
-        and use.owner.operation.name not in SHAPE_READERS
-        for use in value.uses
+        type(user) not in READING_OPS and type(user) not in _LINEAR and user.operation.name not in SHAPE_READERS
+        for user in (use.owner for use in value.uses)
     )
     return foreign and final_bias_add(value.owner)
 
