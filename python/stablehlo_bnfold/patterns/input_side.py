@@ -336,9 +336,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # here, before the chain's constants are read: `_consumers` would refuse the
             # add, and at a bias add in final form that refusal is no report line.
             return rw.not_candidate(linear, reasons.AFFINE_USERS)
-        if _adds_activations(chained):
-            # A residual add of two blocks' results, their norms not folded (weights as
-            # arguments): `affine_chain` would find no chain, evaluating both sides.
+        if _adds_activations(chained):  # a residual sum: no chain, decided on its ops alone
             continue
         # Through a slice or concatenate the chain has channels of its own.
         channels = shaped.shape[layout.feature] if chained == activation else ir.RankedTensorType(chained.type).shape[feature]
