@@ -288,3 +288,86 @@ def test_a_large_mean_before_a_narrowing_convert_stays_in_front_and_keeps_its_ac
     # before the convert: x - 1000, then the convert, as the original rounds.
     compared = fold_and_compare(_large_mean_batch_norm_dense(narrow), seed=0, batch_norms_left=0, folds=1)
     assert [s.reason for s in compared.report.skips] == [reasons.SHIFT_KEPT_WIDE]
+
+
+# A residual add of two blocks whose norms stay unfolded (%r: their scales and shifts
+# arguments), beside adds that are steps of a chain (%an, a shift argument; %o, a
+# constant one).
+RESIDUAL_OF_UNFOLDED_NORMS = """
+func.func @main(%x: tensor<2x4xf32>, %w1: tensor<4x4xf32>, %w2: tensor<4x4xf32>, %s: tensor<4xf32>, %t: tensor<4xf32>) -> tensor<2x4xf32> {
+  %sb = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %tb = stablehlo.broadcast_in_dim %t, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %c = stablehlo.constant dense<[0.5, -1.0, 2.0, 0.25]> : tensor<4xf32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32>
+  %a = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %am = stablehlo.multiply %a, %sb : tensor<2x4xf32>
+  %an = stablehlo.add %am, %tb : tensor<2x4xf32>
+  %b = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %bs = stablehlo.subtract %b, %cb : tensor<2x4xf32>
+  %bm = stablehlo.multiply %bs, %sb : tensor<2x4xf32>
+  %r = stablehlo.add %an, %bm : tensor<2x4xf32>
+  %o = stablehlo.add %r, %cb : tensor<2x4xf32>
+  return %o : tensor<2x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("fold_weight_arguments", [False, True])
+def test_an_add_the_input_side_reads_as_two_activations_is_one_affine_chain_finds_nothing_in(fold_weight_arguments):
+    from jaxlib.mlir.dialects import stablehlo
+
+    from stablehlo_bnfold.fold.affine_map import affine_chain
+    from stablehlo_bnfold.patterns.input_side import _adds_activations
+
+    with make_ir_context():
+        module = ir.Module.parse(RESIDUAL_OF_UNFOLDED_NORMS)
+        ops = list(module.body.operations[0].regions[0].blocks[0].operations)
+        adds = dict(zip(["%an", "%r", "%o"], (op.result for op in ops if isinstance(op, stablehlo.AddOp))))
+        chains = {name: affine_chain(value, 1, 4, fold_weight_arguments, split=True) for name, value in adds.items()}
+        read_as_activations = [name for name, value in adds.items() if _adds_activations(value)]
+        assert all(chains[name] is None for name in read_as_activations)
+        assert read_as_activations == ["%r"]
+        # The adds that are steps: the shift argument's with weight arguments only.
+        assert chains["%o"] is not None
+        assert (chains["%an"] is not None) == fold_weight_arguments
+
+
+# Two dense layers' L + b added at batch 1: each [1, 3] result is narrow, so with weight
+# arguments each is the other's per-channel value as `per_channel` reads it (its own
+# narrow source).
+TWO_BIASED_DENSES_ADDED = """
+func.func @main(%x: tensor<1x4xf32>, %w1: tensor<4x3xf32>, %w2: tensor<4x3xf32>, %b1: tensor<3xf32>, %b2: tensor<3xf32>) -> tensor<1x3xf32> {
+  %a = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %ab = stablehlo.broadcast_in_dim %b1, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %aa = stablehlo.add %a, %ab : tensor<1x3xf32>
+  %c = stablehlo.dot_general %x, %w2, contracting_dims = [1] x [0] : (tensor<1x4xf32>, tensor<4x3xf32>) -> tensor<1x3xf32>
+  %cb = stablehlo.broadcast_in_dim %b2, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ca = stablehlo.add %c, %cb : tensor<1x3xf32>
+  %o = stablehlo.add %aa, %ca : tensor<1x3xf32>
+  return %o : tensor<1x3xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("fold_weight_arguments", [False, True])
+def test_an_add_of_two_linear_chains_matches_each_side_as_per_channel_reads_it(fold_weight_arguments):
+    from stablehlo_bnfold.analysis.layouts import linear_layouts
+    from stablehlo_bnfold.fold.affine_map import per_channel
+    from stablehlo_bnfold.patterns.decomposed import linear_operands, per_channel_matches
+
+    orders = ((0, 1), (1, 0))
+    with make_ir_context():
+        module = ir.Module.parse(TWO_BIASED_DENSES_ADDED)
+        add = list(module.body.operations[0].regions[0].blocks[0].operations)[-2]
+        candidates = linear_operands(add, orders)
+        assert len(candidates) == 2
+        expected = []
+        for chain, other in candidates:
+            for feature in sorted(linear_layouts(chain.linear)):
+                factor = per_channel(other, feature, (1, 3)[feature], fold_weight_arguments)
+                bias = per_channel(chain.bias_value, feature, (1, 3)[feature], True)
+                if factor is not None and bias is not None:
+                    expected.append((chain.linear_value, feature, factor, bias))
+        found = per_channel_matches(add, orders, fold_weight_arguments, candidates)
+        assert [(c.linear_value, f, factor, bias) for c, f, factor, bias in found] == expected
+        assert bool(expected) == fold_weight_arguments

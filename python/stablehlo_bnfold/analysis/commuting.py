@@ -70,6 +70,7 @@ from .passage import (
     activation_data,
     called_leaky_relu,
     called_maximum,
+    called_reads,
     called_relu6,
     clamp_bound_f64,
     divides_sum_pool_by_map,
@@ -273,7 +274,13 @@ def _passed(
 
 def data_down(op: ir.OpView) -> tuple[Row, _Pairs] | None:
     """The first row of `op`'s class that the output side passes and its (data operand,
-    the maximum's other operand) pairs (`Row.down`), when there are any; else None."""
+    the maximum's other operand) pairs (`Row.down`), when there are any; else None. A
+    call of a function that is no relu, relu6 or leaky relu of an argument has none: one
+    look-up of its callee (`called_reads`) answers for all the call rows."""
+    if type(op) is func.CallOp:
+        reads = called_reads(op)
+        if reads is None or not reads.activation:
+            return None
     for row in _DOWN_ROWS.get(type(op), ()):
         pairs = row.down(op)
         if pairs:
@@ -356,14 +363,9 @@ def _called_maximum_pairs(op: func.CallOp) -> _Pairs:
     return [] if called is None else [called]
 
 
-def _called_maximum_data(op: func.CallOp, feature: int | None) -> list[ir.Value]:
-    called = called_maximum(op)
-    return [] if called is None else [called[0]]
-
-
 def _activation(op: ir.OpView, feature: int | None) -> list[ir.Value]:
-    """[the data] of a clamp, a call of a relu6 or a leaky relu (`activation_data`: one
-    look-up of a call's callee for all of them), else []."""
+    """[the data] of a clamp, a call of a relu, a relu6 or a leaky relu, or a leaky relu
+    (`activation_data`: one look-up of a call's callee for all of them), else []."""
     data = activation_data(op)
     return [] if data is None else [data]
 
@@ -639,7 +641,7 @@ RELU = Row(
 RELU_CALL = Row(
     "relu call", (func.CallOp,), "stablehlo.maximum", "relu(v * s) = relu(v) * s",
     positive=True, shift=SHIFT_NONE,
-    up=_called_maximum_data, read=lambda op, value, feature: _zero_other(_called_maximum_pairs(op), op, value),
+    up=_activation, read=lambda op, value, feature: _zero_other(_called_maximum_pairs(op), op, value),
     down=_called_maximum_pairs, factor=_none, refusals=(reasons.MAXIMUM_NOT_RELU,), refused=_relu_refused,
     users=reasons.RELU_USERS,
 )
@@ -837,8 +839,9 @@ READING_OPS = frozenset(_READERS)
 any other class that reads a per-channel map's result is never passed."""
 
 def _ups(rows: tuple[Row, ...]) -> tuple[tuple[Row, Callable], ...]:
-    """(row, `Row.up`) for the first of `rows` with each `up` (the call rows read a
-    call's callee in one look-up: `activation_data`)."""
+    """(row, `Row.up`) for the first of `rows` with each `up`: the call rows share one,
+    `activation_data`'s, which looks a call's callee up once for all of them (the first
+    call row stands for them all; none maps the feature or joins operands)."""
     firsts: dict[Callable, Row] = {}
     for row in rows:
         firsts.setdefault(row.up, row)

@@ -12,11 +12,12 @@ the walks' API and the identities are there).
 - `leaky_relu_data`, `called_leaky_relu`: how an op may be a leaky relu, select(v >= 0,
   v, a * v), inline or a call of one;
 - `called_relu6`, `clamp_bound_f64`: a call of a relu6 and a clamp's bounds, as float64
-  per channel; `activation_data`: the data of a clamp, relu6 call or leaky relu;
+  per channel; `activation_data`: the data of a clamp, relu, relu6 call or leaky relu;
   `pad_refused`: a pad a scale would change; `sliced_channels`: the channels a slice
   keeps; `identity_broadcast`: a dynamic broadcast onto its operand's own shape;
 - `called_body`, `read_callee_once`: the body of the function a call calls, and what a
-  pattern reads from it, looked up once a pass run inside `callees_read_once`.
+  pattern reads from it, looked up once a pass run inside `callees_read_once`;
+  `called_reads`: what the call rows read of it, one look-up for all of them.
 
 `Passed`, `passed_by`, `feature_below` and `PASSAGE_OPS` are `analysis.commuting`'s, read
 here too for the callers of this module's earlier API.
@@ -28,7 +29,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from functools import cache
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -45,11 +46,13 @@ from .shapes import broadcasts_onto_own_shape
 from .users import single_user
 
 __all__ = [
+    "CalleeReads",
     "activation_data",
     "argument_number",
     "binary_body",
     "called_body",
     "called_maximum",
+    "called_reads",
     "called_relu6",
     "callee_body",
     "called_leaky_relu",
@@ -111,39 +114,71 @@ def sliced_channels(op: stablehlo.SliceOp, feature: int, channels: int) -> np.nd
 
 
 def activation_data(op: ir.OpView) -> ir.Value | None:
-    """The data operand of `op` when it is a clamp, a call of a relu6 (`called_relu6`) or
-    a leaky relu (`leaky_relu_data`); else None. Every linear op reading a call comes
-    here: the callee is read once a pass run (`_called_activation`), not on every visit."""
+    """The data operand of `op` when it is a clamp, a call of a relu (`called_maximum`),
+    of a relu6 (`called_relu6`) or a leaky relu (`leaky_relu_data`); else None. Every
+    linear op reading a call comes here: the callee is looked up once for all of them
+    and read once a pass run (`called_reads`), not on every visit."""
     if isinstance(op, stablehlo.ClampOp):
         return op.operand
     if not isinstance(op, func.CallOp):
         return leaky_relu_data(op)
-    found = _looked_up(op, "activation", _called_activation)
-    if found is None or found[0] != len(op.operands):
+    found = called_reads(op)
+    if found is None:
         return None
-    if found[1] is None:
-        # jax's `_where`: an inline leaky relu, read from the call's operands.
-        return leaky_relu_data(op)
-    data = op.operands[found[1]]
-    return data if data.type == op.results[0].type else None
+    if found.relu:
+        called = _maximum_of(op, found.relu)
+        return None if called is None else called[0]
+    if found.relu6 or found.leaky is not None:
+        data = op.operands[found.relu6[0][0] if found.relu6 else found.leaky[0]]
+        return data if data.type == op.results[0].type else None
+    # jax's `_where`: an inline leaky relu, read from the call's operands.
+    return leaky_relu_data(op) if found.where else None
 
 
-def _called_activation(function: func.FuncOp | None) -> tuple[int, int | None] | None:
-    """(number of arguments, argument number of v) when `function` returns a relu6 of v
-    (`_relu6_bounds`, the first way) or a leaky relu of v (`_leaky_argument`); (number
-    of arguments, None) when it returns a select of its last three arguments (jax's
-    `_where`); else None."""
+class CalleeReads(NamedTuple):
+    """What the call rows of `analysis.commuting.TABLE` read of a function's body
+    (`called_reads`), each empty where the body is not that: `relu`, (argument number of
+    v, z) for each way it returns `maximum(v, z)` (`_relu_arguments`); `relu6`, (argument
+    number of v, lo, hi) for each way it returns `minimum(maximum(v, lo), hi)`
+    (`_relu6_bounds`); `leaky`, (argument number of v,) where it returns a leaky relu of
+    v (`_leaky_argument`), else None; `where`, whether it returns the select of its last
+    three arguments (jax's `_where`). A body returns one value, of one op: a maximum, a
+    minimum or a select, so at most one of them is not empty."""
+
+    relu: list[tuple[int, ir.Value]]
+    relu6: list[tuple[int, float, float]]
+    leaky: tuple[int] | None
+    where: bool
+
+    @property
+    def activation(self) -> bool:
+        """Whether the body returns a relu, a relu6 or a leaky relu of an argument (what
+        `called_maximum`, `called_relu6` and `called_leaky_relu` read)."""
+        return bool(self.relu or self.relu6 or self.leaky is not None)
+
+
+def called_reads(call: func.CallOp) -> CalleeReads | None:
+    """What the call rows read of the function `call` calls (`CalleeReads`), when it has
+    one block returning one value and takes as many arguments as the call passes; else
+    None. One look-up of the callee for all of them, its body read once a pass run inside
+    `callees_read_once`."""
+    found = _looked_up(call, "reads", _read_callee)
+    if found is None or found[1] != len(call.operands):
+        return None
+    return found[0]
+
+
+def _read_callee(function: func.FuncOp | None) -> tuple[CalleeReads, int] | None:
+    """`function`'s `CalleeReads` and its number of arguments; None where it has no `_body`."""
     body = _body(function)
     if body is None:
         return None
     block, returned, count = body
-    relu6 = _relu6_bounds(block, returned)
-    if relu6:
-        return count, relu6[0][0]
-    leaky = _leaky_argument(block, returned)
-    if leaky is not None:
-        return count, leaky[0]
-    return (count, None) if _selects_last_three(block, returned) else None
+    reads = CalleeReads(
+        _relu_arguments(block, returned), _relu6_bounds(block, returned),
+        _leaky_argument(block, returned), _selects_last_three(block, returned),
+    )
+    return reads, count
 
 
 def pad_refused(pad: stablehlo.PadOp, feature: int) -> Reason | None:
@@ -390,7 +425,12 @@ def called_maximum(call: func.CallOp) -> tuple[ir.Value, ir.Value] | None:
     the call)."""
     # The callee first (read once a run): most calls are of other functions (relu6's
     # clip), refused before the call's operands are read.
-    relus = _callee_read(call, "relu", _relu_arguments)
+    reads = called_reads(call)
+    return None if reads is None else _maximum_of(call, reads.relu)
+
+
+def _maximum_of(call: func.CallOp, relus: list[tuple[int, ir.Value]]) -> tuple[ir.Value, ir.Value] | None:
+    """`called_maximum` of `call`, its callee's `CalleeReads.relu` read."""
     if not relus or not _fed_from_below(call):
         return None
     for number, other in relus:
@@ -583,11 +623,11 @@ def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
     (`jax.nn.leaky_relu`: jax.export writes `call @leaky_relu(%v, %alpha)`, its select a
     call of `_where`), the call's operand passed as v; else None. Positively homogeneous
     for any a: leaky(v) * s = leaky(v * s) for s > 0. The callee is read once a pass run
-    (`read_callee_once`)."""
-    found = read_callee_once(call, "leaky_relu", _leaky_argument)
-    if found is None:
+    (`called_reads`)."""
+    reads = called_reads(call)
+    if reads is None or reads.leaky is None or not _fed_from_below(call):
         return None
-    data = call.operands[found[0]]
+    data = call.operands[reads.leaky[0]]
     return data if data.type == call.results[0].type else None
 
 
@@ -706,8 +746,11 @@ def called_relu6(call: func.CallOp) -> tuple[ir.Value, float, float] | None:
     writes `call @relu6(%v)`, the dimension sizes first with a symbolic batch), the call's
     operand passed as v, lo and hi; else None. A clamp whose bounds sit in the callee:
     a fold replaces the call by an inline clamp with moved bounds."""
-    # The callee's bounds are read once a pass run (`read_callee_once`), not on each visit.
-    for number, lo, hi in read_callee_once(call, "relu6", _relu6_bounds) or ():
+    # The callee's bounds are read once a pass run (`called_reads`), not on each visit.
+    reads = called_reads(call)
+    if reads is None or not reads.relu6 or not _fed_from_below(call):
+        return None
+    for number, lo, hi in reads.relu6:
         if call.operands[number].type == call.results[0].type:
             return call.operands[number], lo, hi
     return None
@@ -721,8 +764,11 @@ def _relu6_bounds(block: ir.Block, value: ir.Value) -> list[tuple[int, float, fl
         return []
     found = []
     for inner, upper in ((minimum.lhs, minimum.rhs), (minimum.rhs, minimum.lhs)):
-        maximum, hi = inner.owner, uniform_f64(upper)
-        if not isinstance(maximum, stablehlo.MaxOp) or hi is None:
+        maximum = inner.owner
+        if not isinstance(maximum, stablehlo.MaxOp):
+            continue
+        hi = uniform_f64(upper)
+        if hi is None:
             continue
         for v, lower in ((maximum.lhs, maximum.rhs), (maximum.rhs, maximum.lhs)):
             number, lo = argument_number(v, block), uniform_f64(lower)

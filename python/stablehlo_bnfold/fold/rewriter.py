@@ -220,8 +220,10 @@ class FoldRewriter:
     def not_candidate(self, op: ir.OpView, reason: str) -> Outcome:
         """Leave `op` alone without a report entry: it is not a batch-norm candidate at
         all (most multiplies and adds of a model), so only the debug log says why."""
-        self.discard_created()
-        _log.debug("%s: not a candidate: %s [%s]", op.location, reason, self._pattern)
+        if self._created or self._rebuilt_linear or self._narrow_vectors:
+            self.discard_created()
+        if _log.isEnabledFor(logging.DEBUG):  # (most callbacks end here: no location read)
+            _log.debug("%s: not a candidate: %s [%s]", op.location, reason, self._pattern)
         return Outcome.SKIPPED
 
     def rounds_again(self, dtype: np.dtype) -> None:

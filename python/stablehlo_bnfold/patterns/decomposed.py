@@ -17,6 +17,7 @@ from ..analysis.layouts import linear_layout, linear_layouts
 from ..analysis.per_channel import (
     Narrow,
     per_channel_f64,
+    per_channel_source,
     per_feature_block_f64,
     per_feature_block_source,
 )
@@ -245,8 +246,15 @@ def per_channel_matches(
     if not candidates:
         return []
     shape = ir.RankedTensorType(op.result.type).shape
+    # Both operands linear chains (a residual add of two blocks' L + b): each is the
+    # other's c, an activation, which `per_channel_f64` never evaluates (it reads no
+    # linear op, nor an add of one): only its narrow source may match (with weight
+    # arguments, a [1, N] result at batch 1), and nothing without them.
+    chains = len(candidates) == 2 and tuple(orders) == ((0, 1), (1, 0))
     found = []
     for chain, other in candidates:
+        if chains and not fold_weight_arguments:
+            continue
         layouts = linear_layouts(chain.linear)
         for feature in range(len(shape)):
             if shape[feature] < 0 or feature not in layouts:
@@ -254,7 +262,10 @@ def per_channel_matches(
             # The other operand first: where it is no per-channel value (a residual add
             # of two chains, each other's activation), the chain's bias, which with
             # weight arguments is a computed vector walked to its arguments, is not read.
-            factor = per_channel(other, feature, shape[feature], fold_weight_arguments)
+            if chains:
+                factor = per_channel_source(other, feature, shape[feature])
+            else:
+                factor = per_channel(other, feature, shape[feature], fold_weight_arguments)
             if factor is None:
                 continue
             bias = None

@@ -336,6 +336,8 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
             # here, before the chain's constants are read: `_consumers` would refuse the
             # add, and at a bias add in final form that refusal is no report line.
             return rw.not_candidate(linear, reasons.AFFINE_USERS)
+        if _adds_activations(chained):  # a residual sum: no chain, decided on its ops alone
+            continue
         # Through a slice or concatenate the chain has channels of its own.
         channels = shaped.shape[layout.feature] if chained == activation else ir.RankedTensorType(chained.type).shape[feature]
         arguments = rw.fold_weight_arguments
@@ -472,6 +474,36 @@ def _activation(op: ir.OpView | ir.Block, depth: int) -> bool:
     return False
 
 
+_ARITHMETIC = frozenset((stablehlo.AddOp, stablehlo.SubtractOp, stablehlo.MulOp, stablehlo.DivOp))
+"""The elementwise binary ops `_computed` looks through."""
+
+
+def _adds_activations(value: ir.Value) -> bool:
+    """Whether `value` is an add of two values computed from activations (`_computed`),
+    where `affine_chain` finds neither a step nor a reason: no side is a per-channel
+    constant or a value broadcast from a narrower one, and an add splits no product.
+    Reads only the ops, never a constant."""
+    add = value.owner
+    return type(add) is stablehlo.AddOp and all(_computed(v.owner, 4) for v in add.operands)
+
+
+def _computed(op: ir.OpView | ir.Block, depth: int) -> bool:
+    """Whether `op` (a value's producer) is a linear op or a maximum (`_ACTIVATION`), or,
+    `depth` ops deep, an add, subtract, multiply or divide of such a value: never a
+    per-channel constant (`per_channel_f64` evaluates an elementwise op only where each
+    operand is one, and none of these ops), nor broadcast (`per_channel_source` is the
+    value itself where it is narrow, else None)."""
+    kind = type(op)
+    if kind in _ACTIVATION:
+        return True
+    if depth == 0 or kind not in _ARITHMETIC:
+        return False
+    for operand in op.operands:
+        if _computed(operand.owner, depth - 1):
+            return True
+    return False
+
+
 def _norms(steps: tuple[AffineStep, ...]) -> list[list[ir.OpView]]:
     """The ops of `steps` (outermost first) by the norm each belongs to, for the report: a
     chain may hold several maps one after the other (two batch norms, or a norm after its
@@ -501,10 +533,10 @@ def _bias_add_read_elsewhere(linear: ir.OpView, value: ir.Value) -> bool:
     (`READING_OPS`): `_consumers` refuses its chain, whatever else holds."""
     if not isinstance(linear, stablehlo.ConvolutionOp):
         return False
+    # (Each user read once: `use.owner` is a call into the bindings, 0.6 us.)
     foreign = any(
-        type(use.owner) not in READING_OPS and type(use.owner) not in _LINEAR
-        and use.owner.operation.name not in SHAPE_READERS
-        for use in value.uses
+        type(user) not in READING_OPS and type(user) not in _LINEAR and user.operation.name not in SHAPE_READERS
+        for user in (use.owner for use in value.uses)
     )
     return foreign and final_bias_add(value.owner)
 
