@@ -15,9 +15,9 @@ the walks' API and the identities are there).
   per channel; `activation_data`: the data of a clamp, relu, relu6 call or leaky relu;
   `pad_refused`: a pad a scale would change; `sliced_channels`: the channels a slice
   keeps; `identity_broadcast`: a dynamic broadcast onto its operand's own shape;
-- `called_body`, `read_callee_once`: the body of the function a call calls, and what a
-  pattern reads from it, looked up once a pass run inside `callees_read_once`;
-  `called_reads`: what the call rows read of it, one look-up for all of them.
+- `called_body`: the body of the function a call calls, looked up once a pass run inside
+  `callees_read_once`; `called_reads`: what the call rows read of it, one look-up for
+  all of them.
 
 `Passed`, `passed_by`, `feature_below` and `PASSAGE_OPS` are `analysis.commuting`'s, read
 here too for the callers of this module's earlier API.
@@ -58,7 +58,6 @@ __all__ = [
     "called_leaky_relu",
     "callees_read_once",
     "clamp_bound_f64",
-    "read_callee_once",
     "divides_sum_pool_by_map",
     "identity_broadcast",
     "is_max_pool",
@@ -466,23 +465,6 @@ def called_body(call: func.CallOp) -> tuple[ir.Block, ir.Value] | None:
 _Read = TypeVar("_Read")
 
 
-def read_callee_once(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
-    """`read(block, returned)` of the function `call` calls, when `called_body` finds its
-    body and the read is not empty (else None), by the name `what`: inside
-    `callees_read_once`, once a pass run per function, not on every visit of every call.
-    `read` may look only at the callee.
-
-    >>> read_callee_once(call, "relu6", _relu6_bounds)   # doctest: +SKIP
-    [(0, 0.0, 6.0)]
-    """
-    # The callee's read first (a dictionary look-up): a call of another function (clip,
-    # read for relu6's bounds) is refused before the call's operands are read.
-    found = _callee_read(call, what, read)
-    if not found or not _fed_from_below(call):
-        return None
-    return found
-
-
 def _callee_read(call: func.CallOp, what: str, read: Callable[[ir.Block, ir.Value], _Read]) -> _Read | None:
     """`read(block, returned)` of the function `call` calls, by the name `what`, when
     `callee_body` finds its body; else None."""
@@ -554,7 +536,7 @@ _callees: ContextVar[dict[tuple[str, int, ir.Attribute], object] | None] = Conte
 
 @contextlib.contextmanager
 def callees_read_once() -> Iterator[None]:
-    """Within it (one pass run), `called_body` and `read_callee_once` look each function up and
+    """Within it (one pass run), `called_body` and `called_reads` look each function up and
     read its body once, not on every visit of every call (a scan of the module each):
     the pass never changes, adds or removes a function. The handles they keep die with
     it (MLIR invalidates them across runs).
@@ -633,8 +615,8 @@ def called_leaky_relu(call: func.CallOp) -> ir.Value | None:
 
 def _leaky_argument(block: ir.Block, value: ir.Value) -> tuple[int] | None:
     """(argument number of v,) when `value`, returned by `block`, is `select(v >= 0, v,
-    a * v)` of an argument v (`called_leaky_relu`; a tuple: `read_callee_once` takes an
-    empty read, as 0 would be, for none); else None."""
+    a * v)` of an argument v (`called_leaky_relu`; a tuple, so that argument 0 is not
+    read as none); else None."""
     selected = _selected(value)
     if selected is None:
         return None
