@@ -703,6 +703,18 @@ FLAX_ARGUMENTS_BETWEEN_LAYERS = (
     ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, form="flax", params="arguments"), ONE_ELEMENT_F16,
 )
 
+# A layer with one output feature and its weights as arguments, after a layer whose
+# norm's shift the input side passes into it: the bias term dot_general(t, W * s) the
+# fold builds read as an input-side chain on W (a one-element s is per feature along any
+# dimension). Folding the folded module moved s onto t (its bias add of its own after the
+# convolution), or refused it ("affine result has other users", without one).
+ONE_OUTPUT_FEATURE_AFTER_A_SHIFT = (
+    ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, params="arguments", bias="after"),
+)
+ONE_OUTPUT_FEATURE_AFTER_A_SHIFT_NO_BIAS = (
+    ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, params="arguments"),
+)
+
 
 @examples(ci=60)
 @given(conv=convolutions(), data_seed=st.integers(0, 2**32 - 1))
@@ -722,6 +734,8 @@ def test_folded_chain_of_layers_computes_what_the_original_computes(layers, data
 
 @examples(ci=150)
 @given(layers=chains())
+@example(layers=ONE_OUTPUT_FEATURE_AFTER_A_SHIFT)
+@example(layers=ONE_OUTPUT_FEATURE_AFTER_A_SHIFT_NO_BIAS)
 def test_folding_folds_every_pair_and_folding_again_changes_nothing(layers):
     folded, report = fold(module_text(layers))
     assert_every_batch_norm_is_folded(layers, folded, report)
