@@ -684,6 +684,38 @@ def assert_folds_to_the_same_function(layers: tuple[Conv, ...], seed: int) -> No
     )
 
 
+ONE_ELEMENT_F16 = Conv(
+    element="f16", input_layout=("b", "f", "0", "1"), kernel_layout=("o", "i", "0", "1"),
+    output_layout=("b", "f", "0", "1"), batch=1, in_features=1, out_features=1,
+    feature_groups=1, batch_groups=1, input_spatial=(1, 1), kernel_spatial=(1, 1),
+    stride=(1, 1), pad=((0, 0), (0, 0)), lhs_dilate=(1, 1), rhs_dilate=(1, 1),
+    reverse=(False, False), bias=None, epsilon=1e-05, seed=0, form="batch_norm_inference",
+    params="constants",
+)
+"""Batch 1, one feature in and out, 1x1: every tensor of the layer has one element, the
+activation the shape of a reshaped parameter."""
+
+# Flax's norm with its parameters as arguments between two layers: its scale and offset
+# reach the next convolution's input through the multiply and add that apply them to the
+# activation, so they read as data ("per-channel value is computed from the data") and
+# the norm stayed, counted as folded whole (its subtract folded).
+FLAX_ARGUMENTS_BETWEEN_LAYERS = (
+    ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, form="flax", params="arguments"), ONE_ELEMENT_F16,
+)
+
+# A layer with one output feature and its weights as arguments, after a layer whose
+# norm's shift the input side passes into it: the bias term dot_general(t, W * s) the
+# fold builds read as an input-side chain on W (a one-element s is per feature along any
+# dimension). Folding the folded module moved s onto t (its bias add of its own after the
+# convolution), or refused it ("affine result has other users", without one).
+ONE_OUTPUT_FEATURE_AFTER_A_SHIFT = (
+    ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, params="arguments", bias="after"),
+)
+ONE_OUTPUT_FEATURE_AFTER_A_SHIFT_NO_BIAS = (
+    ONE_ELEMENT_F16, replace(ONE_ELEMENT_F16, params="arguments"),
+)
+
+
 @examples(ci=60)
 @given(conv=convolutions(), data_seed=st.integers(0, 2**32 - 1))
 def test_folded_module_computes_what_the_original_computes(conv, data_seed):
@@ -692,6 +724,7 @@ def test_folded_module_computes_what_the_original_computes(conv, data_seed):
 
 @examples(ci=20)
 @given(layers=chains(), data_seed=st.integers(0, 2**32 - 1))
+@example(layers=FLAX_ARGUMENTS_BETWEEN_LAYERS, data_seed=0)
 def test_folded_chain_of_layers_computes_what_the_original_computes(layers, data_seed):
     assert_folds_to_the_same_function(layers, data_seed)
 
@@ -701,6 +734,8 @@ def test_folded_chain_of_layers_computes_what_the_original_computes(layers, data
 
 @examples(ci=150)
 @given(layers=chains())
+@example(layers=ONE_OUTPUT_FEATURE_AFTER_A_SHIFT)
+@example(layers=ONE_OUTPUT_FEATURE_AFTER_A_SHIFT_NO_BIAS)
 def test_folding_folds_every_pair_and_folding_again_changes_nothing(layers):
     folded, report = fold(module_text(layers))
     assert_every_batch_norm_is_folded(layers, folded, report)

@@ -48,3 +48,22 @@ func.func @shift_term_of_a_fold_is_not_folded_again(%six: tensor<1xf32>, %alpha:
   %13 = stablehlo.add %9, %12 : tensor<1x3xf32>
   return %13 : tensor<1x3xf32>
 }
+
+// -----
+
+// The bias term t . (W * s) a fold builds for a layer with one output feature, its
+// weights an argument scaled in the graph, t the shift passed on from the layer before:
+// every dimension of t is contracted, so W is weights, not an input. A one-element s is
+// per feature along any dimension of W; folded as an input-side scale it moved onto t,
+// removing no op, on every fold of the folded module.
+// CHECK-LABEL: func.func @bias_term_of_one_output_feature_is_not_folded_again
+// CHECK:         %[[KS:.+]] = stablehlo.multiply %arg0, %{{.+}} : tensor<1x3x1x1xf32>
+// CHECK:         %[[B:.+]] = stablehlo.dot_general %cst, %[[KS]]
+// CHECK-NEXT:    return %[[B]]
+func.func @bias_term_of_one_output_feature_is_not_folded_again(%k: tensor<1x3x1x1xf32>, %s: tensor<1xf32>) -> tensor<1xf32> {
+  %t = stablehlo.constant dense<[[[0.5]], [[-0.25]], [[1.0]]]> : tensor<3x1x1xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<1xf32>) -> tensor<1x3x1x1xf32>
+  %ks = stablehlo.multiply %k, %sb : tensor<1x3x1x1xf32>
+  %b = stablehlo.dot_general %t, %ks, contracting_dims = [0, 1, 2] x [1, 2, 3] : (tensor<3x1x1xf32>, tensor<1x3x1x1xf32>) -> tensor<1xf32>
+  return %b : tensor<1xf32>
+}

@@ -213,6 +213,37 @@ func.func @fold_tf_arguments(%arg0: tensor<1x4x4x2xf32>, %arg1: tensor<3x3x2x3xf
 
 // -----
 
+// Flax's BatchNorm as jax.export writes it at batch 1 and a 1x1 spatial size, its
+// parameters as arguments: the activation has the shape of a reshaped parameter, and the
+// scale and offset reach the next convolution's input through the multiply and add that
+// apply them to the convolution's result. Met there, they are parameters, not data.
+// CHECK-LABEL: func.func @fold_flax_arguments_at_1x1
+// CHECK:         %[[K:.+]] = stablehlo.multiply %arg1, %{{.+}} : tensor<1x1x1x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %{{.+}} : tensor<1x1x1x2xf32>
+// CHECK:         %[[Z:.+]] = stablehlo.convolution(%[[Y]], %arg6)
+// CHECK:         return %[[Z]]
+// REPORT: decomposed.mlir:[[# @LINE + 6]]:8: folded stablehlo.subtract, stablehlo.multiply, stablehlo.add into stablehlo.convolution [fold_subtrahend_into_bias, fold_scale_into_linear, fold_shift_into_bias]
+func.func @fold_flax_arguments_at_1x1(%x: tensor<1x1x1x1xf32>, %k: tensor<1x1x1x2xf32>, %mean: tensor<2xf32>, %var: tensor<2xf32>, %scale: tensor<2xf32>, %offset: tensor<2xf32>, %k2: tensor<1x1x2x1xf32>) -> tensor<1x1x1x1xf32> {
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<f32>
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x1xf32>, tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<2xf32>) -> tensor<1x1x1x2xf32>
+  %vb = stablehlo.broadcast_in_dim %var, dims = [3] : (tensor<2xf32>) -> tensor<1x1x1x2xf32>
+  %d = stablehlo.subtract %c, %mb : tensor<1x1x1x2xf32>
+  %eb = stablehlo.broadcast_in_dim %eps, dims = [] : (tensor<f32>) -> tensor<1x1x1x2xf32>
+  %ve = stablehlo.add %vb, %eb : tensor<1x1x1x2xf32>
+  %r = stablehlo.rsqrt %ve : tensor<1x1x1x2xf32>
+  %sr = stablehlo.reshape %scale : (tensor<2xf32>) -> tensor<1x1x1x2xf32>
+  %rs = stablehlo.multiply %r, %sr : tensor<1x1x1x2xf32>
+  %n = stablehlo.multiply %d, %rs : tensor<1x1x1x2xf32>
+  %or = stablehlo.reshape %offset : (tensor<2xf32>) -> tensor<1x1x1x2xf32>
+  %y = stablehlo.add %n, %or : tensor<1x1x1x2xf32>
+  %z = stablehlo.convolution(%y, %k2) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x1x2xf32>, tensor<1x1x2x1xf32>) -> tensor<1x1x1x1xf32>
+  return %z : tensor<1x1x1x1xf32>
+}
+
+// -----
+
 // Equinox BatchNorm(mode="batch") in inference with its state as arguments: the running
 // statistics are divided by a debiasing factor where(count == 0, 1, 1 - 0.99 ** count),
 // computed from the counter through compare, convert, power and a call of `_where` (a

@@ -542,7 +542,10 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     forward, a convolution reads it as its input, or a dot_general or dot as the operand
     that is not the weights (`_reads_as_data`); the walk stops where it is broadcast to
     meet the activation (`_places_a_parameter`, or a `batch_norm_inference` statistic,
-    which the op broadcasts itself), at the sizes a dynamic broadcast or
+    which the op broadcasts itself), where an add, subtract, multiply or divide applies it
+    to a value computed by a linear op (`_computed_by_a_linear_op`: at batch 1 and a 1x1
+    spatial size, or batch 1 after a dense layer, the activation has the shape of a
+    reshaped parameter and no broadcast places it), at the sizes a dynamic broadcast or
     reshape reads, and at the function's return; a call it goes into the function called
     (back out to the call's result at its return). A weight argument reaches the kernel, or
     is broadcast onto the activation first (a norm's statistics, a bias). Any other block
@@ -609,6 +612,7 @@ class _Reads:
     def __init__(self) -> None:
         self._uses: dict[int, list[tuple[ir.Operation, str, int]]] = {}
         self._places: dict[int, bool] = {}
+        self._meets: dict[tuple[int, int], bool] = {}
 
     def uses(self, value: ir.Value) -> list[tuple[ir.Operation, str, int]]:
         """Each use of `value`: the op that reads it (not its view), its name, the operand
@@ -630,6 +634,18 @@ class _Reads:
             found = self._places[key] = _places_a_parameter(broadcast, self)
         return found
 
+    def meets_an_activation(self, operation: ir.Operation, number: int) -> bool:
+        """Whether an operand of the elementwise `operation` other than operand `number`
+        is computed by a linear op (`_computed_by_a_linear_op`)."""
+        key = (hash(operation), number)
+        found = self._meets.get(key)
+        if found is None:
+            operands = operation.operands
+            found = self._meets[key] = any(
+                _computed_by_a_linear_op(v) for i, v in enumerate(operands) if i != number
+            )
+        return found
+
 
 def _reaches_as_data(argument: ir.Value, budget: int, reads: _Reads) -> bool:
     """`is_data_argument`'s walk from an argument of a function's entry block."""
@@ -648,6 +664,8 @@ def _reaches_as_data(argument: ir.Value, budget: int, reads: _Reads) -> bool:
                 continue
             if name in _BROADCAST_NAMES and reads.places_a_parameter(operation):
                 continue
+            if name in _AFFINE_NAMES and reads.meets_an_activation(operation, number):
+                continue  # applied to the activation (a norm's statistic at its own size)
             if name == "stablehlo.batch_norm_inference" and number > 0:
                 continue  # a statistic: the op itself broadcasts it onto the activation
             if name == "func.return":
@@ -672,6 +690,32 @@ def _reaches_as_data(argument: ir.Value, budget: int, reads: _Reads) -> bool:
 
 
 _BROADCAST_NAMES = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim"})
+
+
+_AFFINE_NAMES = frozenset({"stablehlo.add", "stablehlo.subtract", "stablehlo.multiply", "stablehlo.divide"})
+"""The elementwise ops of a per-channel affine map: where a value read elementwise with an
+activation (`_computed_by_a_linear_op`) is a parameter applied to it."""
+
+
+def _computed_by_a_linear_op(value: ir.Value, budget: int = 16) -> bool:
+    """Whether `value` is computed from the result of a convolution, dot_general or dot
+    (an activation), walking its producers through every op; False at `budget` ops (the
+    answer that keeps the argument walk going)."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, ir.OpView):
+            continue
+        operation = owner.operation
+        if operation.name in LINEAR_NAMES:
+            return True
+        if hash(operation) in seen:
+            continue
+        if len(seen) >= budget:
+            return False
+        seen.add(hash(operation))
+        pending.extend(operation.operands)
+    return False
 
 
 def _reads_as_data(linear: ir.Operation, number: int) -> bool:

@@ -291,8 +291,11 @@ def fold_input_affine_into_dot_general(dot: stablehlo.DotGeneralOp, rw: FoldRewr
     with W over every contracting dimension) varies along W's batch and free dimensions.
     Every linear op reading x * s + t is rewritten alike.
 
-    Holds when, in this order: the conditions of `fold_input_affine_into_conv`, with W
-    the weights; the shift never needs to stay in front (every element is read), except
+    Holds when, in this order: W keeps a dimension that is not contracted, or the result
+    has more than one element (a W contracted over all of its dimensions into one
+    element is the shift t of a bias term t . (K * s) a fold built for one output
+    feature, and K is weights, not an input); the conditions of `fold_input_affine_into_conv`, with
+    W the weights; the shift never needs to stay in front (every element is read), except
     where bias adds after the consumers would remove no op or sit on a larger result.
     """
     return _fold_input_affine(dot, rw)
@@ -322,6 +325,12 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
     if not may_fold_into(linear):
         return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
     for layout in input_layouts(linear):
+        if not layout.kept and all(n == 1 for n in ir.RankedTensorType(linear.result.type).shape):
+            # t . W, contracted over every dimension of t into one element (the bias
+            # L(t, W) a fold built for one output feature): W is weights, not an input. A
+            # fold's W * s, s one element, reads as scaled along any dimension: folded
+            # onto t it would remove no op.
+            continue
         activation = linear.operands[layout.activation]
         shaped = ir.RankedTensorType(activation.type)
         if float_dtype(shaped.element_type) is None or shaped.is_dynamic_dim(layout.feature):
