@@ -9,6 +9,7 @@ a chain left reads) is text made by `Reason.detailed`: nothing compares it.
 from __future__ import annotations
 
 __all__ = [
+    "ARGUMENTS_NOT_FOLDED",
     "BRANCH_GROUPS",
     "BRANCH_LAYOUT",
     "BRANCH_MORE_OPS",
@@ -414,6 +415,10 @@ SHIFT_KEPT_MAP = Reason(
 NO_LINEAR_OP = Reason("no convolution or dot_general next to the chain")
 """Why a per-channel chain that is no pattern's candidate stays; the line adds what it
 reads and what reads it."""
+ARGUMENTS_NOT_FOLDED = Reason("the per-channel values are function arguments and fold-weight-arguments is off")
+"""Why a per-channel chain that applies parameters passed as arguments stays (Flax's
+batch norm of `model.apply(variables, x)`) when the pass folds constants only: no
+pattern takes it, wherever it is."""
 PER_TOKEN_FACTOR = Reason(
     "the per-channel value multiplies a per-token value (a norm's statistic), not an "
     "activation a linear op reads"

@@ -10,12 +10,14 @@ the data broadcast over the activation (gamma inside a LayerNorm's per-token fac
 TensorFlow lowers Keras's LayerNormalization: rsqrt(var + eps) * gamma) says that instead.
 
 A *per-channel chain* is a run of add, subtract, multiply and divide, each by a
-per-channel value (a constant, or with `fold-weight-arguments` a parameter broadcast from
-a narrow one; never a value computed from the data, and never a uniform scalar such as
-GELU's 0.5) along a dimension of size more than one, each op read only by the next. A
-bias add after a linear op (`L + b`) is the canonical form, not a chain left; a chain a
-linear op reads was the input side's to report (it leaves weights scaled in the graph,
-`W * s`, and attention's `q * scale` unreported).
+per-channel value (a constant, or a parameter broadcast from a narrow one; never a value
+computed from the data, and never a uniform scalar such as GELU's 0.5) along a dimension
+of size more than one, each op read only by the next. A bias add after a linear op (`L +
+b`) is the canonical form, not a chain left; a chain a linear op reads was the input
+side's to report (it leaves weights scaled in the graph, `W * s`, and attention's `q *
+scale` unreported). Without `fold-weight-arguments` no pattern takes a chain that
+applies parameters passed as arguments: each gets its line (`ARGUMENTS_NOT_FOLDED`),
+whatever is next to it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
 from ..constants import dimensions, float_dtype
 from ..fold.affine_map import AFFINE_OPS, LINEAR_NAMES, biased_linear, computed_from_data
-from ..fold.reasons import NO_LINEAR_OP, PER_TOKEN_FACTOR
+from ..fold.reasons import ARGUMENTS_NOT_FOLDED, NO_LINEAR_OP, PER_TOKEN_FACTOR
 from ..report import Recorder
 
 __all__ = ["REPORTER", "report_chains_left"]
@@ -40,8 +42,9 @@ def report_chains_left(
     function: ir.Operation, recorder: Recorder, fold_weight_arguments: bool
 ) -> None:
     """Record `NO_LINEAR_OP` (`PER_TOKEN_FACTOR` for a chain on a broadcast statistic of
-    the data) for the outermost op of each per-channel chain in `function` that no
-    pattern folded or reported."""
+    the data; `ARGUMENTS_NOT_FOLDED` for a chain that applies parameters passed as
+    arguments when `fold_weight_arguments` is off) for the outermost op of each per-channel chain in
+    `function` that no pattern folded or reported."""
     affine: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -70,11 +73,15 @@ def report_chains_left(
             continue  # not the outermost op: the line goes on the top of the chain
         if len(users) == 1 and recorder.has_skip(users[0]):
             continue  # a precision island's convert above it says why
+        found = _bottom(op, members, recorder)
+        if found is None:
+            continue  # a pattern already said why this chain stays
+        down, arguments = found
+        if arguments:  # no pattern's candidate, wherever it is (the option is off)
+            recorder.keep(op.opview, REPORTER, ARGUMENTS_NOT_FOLDED)
+            continue
         if any(u.name in LINEAR_NAMES for u in users):
             continue  # the input side looked at it (weights scaled in the graph, ...)
-        down = _bottom(op, members, recorder)
-        if down is None:
-            continue  # a pattern already said why this chain stays
         if _broadcast_statistic(down):
             # Keras's LayerNormalization as TensorFlow lowers it: gamma * rsqrt(var + eps),
             # the per-token factor, read by x * inv and mean * inv. A linear op may follow
@@ -109,20 +116,30 @@ class _Members:
     `_down` computed when first asked."""
 
     def __init__(self, fold_weight_arguments: bool):
-        self._downs: dict[int, ir.Value | None] = {}
+        self._downs: dict[int, tuple[ir.Value, bool] | None] = {}
         self._fold_weight_arguments = fold_weight_arguments
 
     def holds(self, op: ir.Operation) -> bool:
         """Whether `op` is an op of a chain."""
-        return op.name in _AFFINE_NAMES and self.down(op) is not None
+        return op.name in _AFFINE_NAMES and self._read(op) is not None
 
     def down(self, op: ir.Operation) -> ir.Value | None:
-        """`_down(op)` of an affine op, computed once per op (`_bottom` asks it again of
-        the ops `holds` asked: reading a per-channel value costs more than the rest of the
-        walk)."""
+        """`_down(op)`'s activation operand of an affine op (None: no chain's op)."""
+        found = self._read(op)
+        return None if found is None else found[0]
+
+    def of_arguments(self, op: ir.Operation) -> bool:
+        """Whether the chain's op `op` applies a parameter passed as an argument, which no
+        pattern folds with `fold-weight-arguments` off."""
+        found = self._read(op)
+        return found is not None and found[1] and not self._fold_weight_arguments
+
+    def _read(self, op: ir.Operation) -> tuple[ir.Value, bool] | None:
+        """`_down(op)`, computed once per op (`_bottom` asks it again of the ops `holds`
+        asked: reading a per-channel value costs more than the rest of the walk)."""
         key = hash(op)  # (the operation's, the same from every handle while it lives)
         if key not in self._downs:
-            self._downs[key] = _down(op, self._fold_weight_arguments)
+            self._downs[key] = _down(op)
         return self._downs[key]
 
 
@@ -130,24 +147,28 @@ def _name(owner) -> str:
     return owner.operation.name if isinstance(owner, ir.OpView) else "an argument"
 
 
-def _bottom(op: ir.Operation, members: _Members, recorder: Recorder) -> ir.Value | None:
-    """The value the chain topped by `op` reads; None when a pattern built or reported an
-    op of the chain below `op`, or the affine op the chain stops at (a step that may
-    carry the reason): it already said why this chain stays."""
-    value = members.down(op)
+def _bottom(op: ir.Operation, members: _Members, recorder: Recorder) -> tuple[ir.Value, bool] | None:
+    """The value the chain topped by `op` reads, and whether an op of the chain applies a
+    parameter passed as an argument that no pattern folds (`_Members.of_arguments`); None
+    when a pattern built or reported an op of the chain below `op`, or the affine op the
+    chain stops at (a step that may carry the reason): it already said why this chain
+    stays."""
+    value, arguments = members.down(op), members.of_arguments(op)
     while isinstance(value.owner, AFFINE_OPS):
         below = value.owner.operation
         if recorder.built_or_skipped(below):
             return None
         if not members.holds(below) or not single_user(value):
             break
-        value = members.down(below)
-    return value
+        value, arguments = members.down(below), arguments or members.of_arguments(below)
+    return value, arguments
 
 
-def _down(op: ir.Operation, fold_weight_arguments: bool) -> ir.Value | None:
+def _down(op: ir.Operation) -> tuple[ir.Value, bool] | None:
     """The activation operand of the affine op `op` when the other is a per-channel value
-    along a dimension of size more than one (not a uniform scalar, not data); else None."""
+    along a dimension of size more than one (not a uniform scalar, not data), and whether
+    that value is a parameter computed in the graph (from arguments) rather than a
+    constant; else None."""
     operands = op.operands
     lhs, rhs = operands[0], operands[1]
     sides = [(lhs, rhs)]
@@ -172,16 +193,14 @@ def _down(op: ir.Operation, fold_weight_arguments: bool) -> ir.Value | None:
             if vector is not None:
                 # NaN != NaN: a non-finite vector counts (its pattern says why it stays).
                 if len(np.unique(vector)) > 1 or not np.all(np.isfinite(vector)):
-                    return down
-                continue
-            if not fold_weight_arguments:
+                    return down, False
                 continue
             narrow = per_channel_source(other, feature, size)
             if (
                 narrow is not None and narrow.value != other and narrow.feature is not None
                 and not computed_from_data(narrow.value)
             ):
-                return down
+                return down, True
     return None
 
 
