@@ -57,6 +57,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.users import single_user
+from ..analysis.walk import ops_named
 from ..constants import dimensions, float_dtype, round_to
 from ..report import Recorder
 from . import reasons
@@ -67,7 +68,7 @@ from .literals import float64_value
 from .reasons import Reason
 from .rewriter import SHORT_NAMES, FoldRewriter, going_with, unrounded_bias_of, unrounded_weights
 
-__all__ = ["PATTERN", "merge_branches"]
+__all__ = ["PATTERN", "SUM_NAMES", "merge_branches"]
 
 PATTERN = "merge_parallel_branches"
 """The name report lines of merges carry in place of a pattern's."""
@@ -113,28 +114,30 @@ class _Merged:
 
 
 def merge_branches(
-    root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True
-) -> None:
+    root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True,
+    adds: list[ir.Operation] | None = None,
+) -> bool:
     """Merge the parallel convolution branches of every sum under `root` (this module's
     docstring), recording each merge and each sum left with its reason; with
     `fold_weight_arguments`, branches whose weights are arguments too, in the graph; with
-    `fold_narrow_weights`, narrow kernels with no wider master copy too."""
-    sums: list[stablehlo.AddOp] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "stablehlo.add":  # (a name costs less than an OpView)
-            view = op.opview
-            if _is_sum(view) and not _inner(view):
-                sums.append(view)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    `fold_narrow_weights`, narrow kernels with no wider master copy too. `adds`: the ops
+    named `SUM_NAMES` under `root` in walk order, where the caller has them
+    (`analysis.walk.ops_named`). Whether it merged any (and so changed the IR)."""
+    if adds is None:
+        (adds,) = ops_named(root, SUM_NAMES)
+    sums = [view for view in (op.opview for op in adds) if _is_sum(view) and not _inner(view)]
+    merged = False
     for add in sums:
         try:
-            _merge_sum(add, recorder, fold_weight_arguments, fold_narrow_weights)
+            merged |= _merge_sum(add, recorder, fold_weight_arguments, fold_narrow_weights)
         except Exception as error:  # a bug: the pass fails with it, as a pattern's does
             recorder.error(add, PATTERN, error)
-            return
+            return True
+    return merged
+
+
+SUM_NAMES = frozenset({stablehlo.AddOp.OPERATION_NAME})
+"""The ops a sum of branches ends at (`merge_branches`)."""
 
 
 def _is_sum(op: ir.OpView) -> bool:
@@ -222,8 +225,8 @@ def _identity(
     return _Identity(term, chain) if _input(source) == x else None
 
 
-def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> None:
-    """Merge each group of `add`'s terms, or record why it stays."""
+def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> bool:
+    """Merge each group of `add`'s terms, or record why it stays; whether it merged one."""
     for members in _groups(_terms(add), fold_weight_arguments):
         merged = _plan(members, add, recorder, fold_weight_arguments, fold_narrow_weights)
         if not isinstance(merged, Reason):
@@ -235,7 +238,8 @@ def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: 
         owner = merged.owner
         if isinstance(owner, stablehlo.AddOp) and _is_sum(owner):
             _merge_sum(owner, recorder, fold_weight_arguments, fold_narrow_weights)  # the sum rebuilt
-        return
+        return True
+    return False
 
 
 _SAME = (
