@@ -143,13 +143,14 @@ SUM_NAMES = frozenset({stablehlo.AddOp.OPERATION_NAME})
 def _is_sum(op: ir.OpView) -> bool:
     """Whether `op` adds two activations: an add neither of whose operands is a broadcast
     (a bias or shift) or a constant, with a float element type."""
-    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
-        return False
-    for operand in op.operands:
-        owner = operand.owner
-        if isinstance(owner, _BROADCASTS) or isinstance(owner, stablehlo.ConstantOp):
+    for operand in op.operands:  # (asked first: it decides most adds, bias adds)
+        if type(operand.owner) in _NOT_TERMS:
             return False
-    return True
+    return float_dtype(ir.ShapedType(op.result.type).element_type) is not None
+
+
+_NOT_TERMS = frozenset({*_BROADCASTS, stablehlo.ConstantOp})
+"""What a bias or shift is (`_is_sum`): `value.owner` is the registered class itself."""
 
 
 def _inner(op: stablehlo.AddOp) -> bool:
@@ -185,13 +186,28 @@ def _groups(terms: list[ir.Value], fold_weight_arguments: bool) -> list[list[_Co
             groups.setdefault(_input(chain.linear.lhs), []).append(_Conv(term, chain))
         else:
             rest.append(term)
-    for term in rest:
-        for x, members in groups.items():
+    # Each other branch on x reads x or its convert too: a convolution whose input only it
+    # reads has none (residual sums: the cost of `_identity`'s affine chain spared).
+    open_groups = [
+        (x, members) for x, members in groups.items() if len(members) > 1 or _read_elsewhere(members[0].conv)
+    ]
+    for term in rest if open_groups else ():
+        for x, members in open_groups:
             identity = _identity(term, x, members[0].conv, fold_weight_arguments)
             if identity is not None:
                 members.append(identity)
                 break
     return [members for members in groups.values() if len(members) > 1]
+
+
+def _read_elsewhere(conv: stablehlo.ConvolutionOp) -> bool:
+    """Whether an op other than `conv` reads its input (`_input`): its lhs, or the value
+    that lhs converts."""
+    lhs = conv.lhs
+    if len(list(lhs.uses)) > 1:
+        return True
+    owner = lhs.owner
+    return isinstance(owner, stablehlo.ConvertOp) and len(list(owner.operand.uses)) > 1
 
 
 def _input(value: ir.Value) -> tuple[ir.Value, str]:
@@ -225,7 +241,9 @@ def _identity(
     return _Identity(term, chain) if _input(source) == x else None
 
 
-def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> bool:
+def _merge_sum(
+    add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool
+) -> bool:
     """Merge each group of `add`'s terms, or record why it stays; whether it merged one."""
     for members in _groups(_terms(add), fold_weight_arguments):
         merged = _plan(members, add, recorder, fold_weight_arguments, fold_narrow_weights)
