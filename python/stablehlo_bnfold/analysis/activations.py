@@ -36,7 +36,8 @@ def activation_sized(value: ir.Value) -> bool:
     kind = value.type
     if not isinstance(kind, ir.RankedTensorType):
         return False
-    return sum(n != 1 for n in kind.shape[1:]) >= 2
+    sizes = kind.shape[1:]
+    return len(sizes) - sizes.count(1) >= 2  # (a dynamic size, negative, counts as larger)
 
 
 def data_arguments(function: ir.Operation) -> tuple[int, ...]:
