@@ -38,7 +38,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 from .analysis.passage import callees_read_once
 from .analysis.walk import ops_named
 from .basics import ARGUMENT
-from .fold.branches import SUM_NAMES, merge_branches
+from .fold.branches import MERGE_NAMES, merge_branches
 from .fold.literals import LITERAL_NAMES, evaluate_literals
 from .patterns import PATTERNS, build_pattern_set
 from .patterns.left import CHAIN_NAMES, report_chains_left
@@ -139,9 +139,9 @@ class FoldBatchNormPass:
     def _after_driver(self, op: ir.Operation, recorder: Recorder) -> None:
         """Merge parallel branches, evaluate literals, report the chains left: the ops
         each reads found in one walk, walked again only after a step changed the IR."""
-        sums, literal, chain = ops_named(op, SUM_NAMES, LITERAL_NAMES, CHAIN_NAMES)
+        merging, literal, chain = ops_named(op, MERGE_NAMES, LITERAL_NAMES, CHAIN_NAMES)
         if self.merge_parallel_branches and merge_branches(
-            op, recorder, self.fold_weight_arguments, self.fold_narrow_weights, sums
+            op, recorder, self.fold_weight_arguments, self.fold_narrow_weights, merging
         ):
             literal, chain = ops_named(op, LITERAL_NAMES, CHAIN_NAMES)
         if evaluate_literals(op, recorder, literal):

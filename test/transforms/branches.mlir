@@ -335,6 +335,24 @@ func.func @branch_in_another_block(%p: tensor<i32>, %x: tensor<1x4x4x1xf32>) -> 
 
 // -----
 
+// The same for a branch that a one-branch case returns (the case's result is the term):
+// it is a branch, and stays for the same reason.
+// CHECK-LABEL: func.func @branch_returned_by_a_case
+// CHECK:         stablehlo.convolution
+// CHECK:         stablehlo.add
+// REPORT-DAG: branches.mlir:[[# @LINE + 7]]:{{[0-9]+}}: branches not merged: a branch is computed in another block than the sum [merge_parallel_branches]
+func.func @branch_returned_by_a_case(%p: tensor<i32>, %x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
+  %r = "stablehlo.case"(%p) ({
+    %b = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+    stablehlo.return %b : tensor<1x4x4x1xf32>
+  }) : (tensor<i32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %r, %x : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @branch_read_elsewhere
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 5]]:{{[0-9]+}}: branches not merged: a branch's convolution or bias add has other readers [merge_parallel_branches]

@@ -68,7 +68,7 @@ from .literals import float64_value
 from .reasons import Reason
 from .rewriter import SHORT_NAMES, FoldRewriter, going_with, unrounded_bias_of, unrounded_weights
 
-__all__ = ["PATTERN", "SUM_NAMES", "merge_branches"]
+__all__ = ["MERGE_NAMES", "PATTERN", "merge_branches"]
 
 PATTERN = "merge_parallel_branches"
 """The name report lines of merges carry in place of a pattern's."""
@@ -115,17 +115,20 @@ class _Merged:
 
 def merge_branches(
     root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True,
-    adds: list[ir.Operation] | None = None,
+    ops: list[ir.Operation] | None = None,
 ) -> bool:
     """Merge the parallel convolution branches of every sum under `root` (this module's
     docstring), recording each merge and each sum left with its reason; with
     `fold_weight_arguments`, branches whose weights are arguments too, in the graph; with
-    `fold_narrow_weights`, narrow kernels with no wider master copy too. `adds`: the ops
-    named `SUM_NAMES` under `root` in walk order, where the caller has them
+    `fold_narrow_weights`, narrow kernels with no wider master copy too. `ops`: the ops
+    named `MERGE_NAMES` under `root` in walk order, where the caller has them
     (`analysis.walk.ops_named`). Whether it merged any (and so changed the IR)."""
-    if adds is None:
-        (adds,) = ops_named(root, SUM_NAMES)
-    sums = [view for view in (op.opview for op in adds) if _is_sum(view) and not _inner(view)]
+    if ops is None:
+        (ops,) = ops_named(root, MERGE_NAMES)
+    if not any(_may_join(op.opview) for op in ops if op.name == _CONVOLUTION):
+        return False  # no sum has a group of two or more terms: nothing to merge or report
+    adds = (op.opview for op in ops if op.name == _ADD)
+    sums = [view for view in adds if _is_sum(view) and not _inner(view)]
     merged = False
     for add in sums:
         try:
@@ -136,8 +139,34 @@ def merge_branches(
     return merged
 
 
-SUM_NAMES = frozenset({stablehlo.AddOp.OPERATION_NAME})
-"""The ops a sum of branches ends at (`merge_branches`)."""
+_ADD, _CONVOLUTION = stablehlo.AddOp.OPERATION_NAME, stablehlo.ConvolutionOp.OPERATION_NAME
+
+MERGE_NAMES = frozenset({_ADD, _CONVOLUTION})
+"""The ops `merge_branches` reads: the sums branches meet in, and the convolutions."""
+
+
+def _may_join(conv: stablehlo.ConvolutionOp) -> bool:
+    """Whether `conv` may be a branch in a group of two or more (`_groups`): another op
+    reads its input (`_read_elsewhere`: every other branch on that input does), and its
+    result or an add of it (its bias add) is a term of a sum, or it is returned from a
+    region (a `stablehlo.case` branch: the case's result is the term)."""
+    if not _read_elsewhere(conv):
+        return False
+    for use in conv.result.uses:
+        reader = use.owner
+        if type(reader) is stablehlo.ReturnOp:
+            return True
+        if type(reader) is stablehlo.AddOp and (_is_sum(reader) or _read_by_a_sum(reader.result)):
+            return True
+    return False
+
+
+def _read_by_a_sum(value: ir.Value) -> bool:
+    for use in value.uses:
+        reader = use.owner
+        if type(reader) is stablehlo.AddOp and _is_sum(reader):
+            return True
+    return False
 
 
 def _is_sum(op: ir.OpView) -> bool:
