@@ -58,7 +58,7 @@ from ..constants import (
 )
 from ..report import Recorder, op_key
 from . import reasons
-from .affine_map import LINEAR_NAMES
+from .affine_map import LINEAR_NAMES, LINEAR_OPS
 from .reasons import Reason
 
 __all__ = ["EVALUATED", "LITERAL_NAMES", "evaluate_literals", "float64_value"]
@@ -101,6 +101,8 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder, ops: list[ir.Opera
     linear = [(hash(op), op.opview) for op in ops if op.name in LINEAR_NAMES]
     # With the debug log on, every value is tried, so that it names each refusal.
     computed = None if _log.isEnabledFor(logging.DEBUG) else _from_constants(ops)
+    if computed is not None and not any(_read_as_a_literal(op) for op in computed.values()):
+        return False  # no value it would try is computed from constants alone
     # Operands are read afresh before each evaluation: one may replace a value that a
     # later one names too (both operands of a dot_general, two adds of one bias).
     # An op an evaluation erased (a dot_general of constants, in a bias) is not read again;
@@ -135,16 +137,16 @@ LITERAL_NAMES = LINEAR_NAMES | _CONSTANT_NAMES
 evaluates, and the constants they may be computed from."""
 
 
-def _from_constants(ops: list[ir.Operation]) -> set[int]:
-    """The addresses (`op_key`) of the ops of `EVALUATED` that the constants among `ops`
-    alone compute: each such op's every operand is a constant or another of them, found
+def _from_constants(ops: list[ir.Operation]) -> dict[int, ir.OpView]:
+    """The ops of `EVALUATED` that the constants among `ops` alone compute, by address
+    (`op_key`): each such op's every operand is a constant or another of them, found
     by following the constants' uses. A value `_subgraph` takes is a constant's or one of
     theirs (each op of a subgraph is a constant, or of `EVALUATED` with every operand in
     it); any other value is refused without walking its producers (in a network whose
     weights are arguments, that is all of them)."""
     pending = [op for op in ops if op.name in _CONSTANT_NAMES]
     operands_in: dict[int, int] = {}  # of each op reached, by address: its operands in
-    computed: set[int] = set()
+    computed: dict[int, ir.OpView] = {}
     while pending:
         for result in pending.pop().results:
             for use in result.uses:
@@ -154,9 +156,41 @@ def _from_constants(ops: list[ir.Operation]) -> set[int]:
                 key = op_key(user.operation)
                 count = operands_in[key] = operands_in.get(key, 0) + 1
                 if count == len(user.operands):
-                    computed.add(key)
+                    computed[key] = user
                     pending.append(user)
     return computed
+
+
+def _read_as_a_literal(op: ir.OpView) -> bool:
+    """Whether `evaluate_literals` may try `op`'s result: a linear op reads it, or a bias
+    add after one (`_bias_adds`) adds it, or (when `op` is no broadcast) adds a broadcast
+    of it."""
+    broadcast = type(op) in _BROADCAST_CLASSES
+    for use in op.results[0].uses:
+        user = use.owner
+        kind = type(user)
+        if kind in _LINEAR_CLASSES:
+            return True
+        if kind is stablehlo.AddOp and not broadcast and _adds_to_a_linear_op(user, use.operand_number):
+            return True
+        if kind in _BROADCAST_CLASSES and any(
+            type(u.owner) is stablehlo.AddOp and _adds_to_a_linear_op(u.owner, u.operand_number)
+            for u in user.results[0].uses
+        ):
+            return True
+    return False
+
+
+def _adds_to_a_linear_op(add: stablehlo.AddOp, index: int) -> bool:
+    """Whether the add's other operand than `index` is a linear op's result, seen through
+    reshapes (`_bias_adds` found it from there)."""
+    value = add.operands[1 - index]
+    while type(value.owner) is stablehlo.ReshapeOp:
+        value = value.owner.operand
+    return type(value.owner) in _LINEAR_CLASSES
+
+
+_LINEAR_CLASSES = frozenset(LINEAR_OPS)
 
 
 def float64_value(value: ir.Value) -> np.ndarray | None:
@@ -177,6 +211,7 @@ def float64_value(value: ir.Value) -> np.ndarray | None:
 
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+_BROADCAST_CLASSES = frozenset(_BROADCASTS)
 
 
 def _bias_adds(result: ir.Value) -> list[tuple[stablehlo.AddOp, int]]:
