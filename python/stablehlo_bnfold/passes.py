@@ -36,11 +36,12 @@ from jaxlib.mlir import ir, passmanager
 from jaxlib.mlir._mlir_libs._mlir import rewrite
 
 from .analysis.passage import callees_read_once
+from .analysis.walk import ops_named
 from .basics import ARGUMENT
-from .fold.branches import merge_branches
-from .fold.literals import evaluate_literals
+from .fold.branches import MERGE_NAMES, merge_branches
+from .fold.literals import LITERAL_NAMES, evaluate_literals
 from .patterns import PATTERNS, build_pattern_set
-from .patterns.left import report_chains_left
+from .patterns.left import CHAIN_NAMES, report_chains_left
 from .report import FoldError, Recorder, describe_location
 
 __all__ = ["ARGUMENT", "FoldBatchNormPass", "build_pass_manager", "documentation", "run_pipeline"]
@@ -130,13 +131,22 @@ class FoldBatchNormPass:
                 finally:
                     if collecting:
                         gc.enable()
-                if self.merge_parallel_branches:
-                    merge_branches(op, recorder, self.fold_weight_arguments, self.fold_narrow_weights)
-                evaluate_literals(op, recorder)
-                report_chains_left(op, recorder, self.fold_weight_arguments)
+                self._after_driver(op, recorder)
                 recorder.ran(op)
 
         pm.add(run, name="FoldBatchNorm", argument=ARGUMENT)
+
+    def _after_driver(self, op: ir.Operation, recorder: Recorder) -> None:
+        """Merge parallel branches, evaluate literals, report the chains left: the ops
+        each reads found in one walk, walked again only after a step changed the IR."""
+        merging, literal, chain = ops_named(op, MERGE_NAMES, LITERAL_NAMES, CHAIN_NAMES)
+        if self.merge_parallel_branches and merge_branches(
+            op, recorder, self.fold_weight_arguments, self.fold_narrow_weights, merging
+        ):
+            literal, chain = ops_named(op, LITERAL_NAMES, CHAIN_NAMES)
+        if evaluate_literals(op, recorder, literal):
+            (chain,) = ops_named(op, CHAIN_NAMES)
+        report_chains_left(op, recorder, self.fold_weight_arguments, chain)
 
 
 def _apply_greedily(op: ir.Operation, frozen, config: rewrite.GreedyRewriteConfig) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -412,11 +413,14 @@ _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
+_OPERATION_CAPSULE = b"jaxlib.mlir.ir.Operation._CAPIPtr"
+
+
 def op_key(op: ir.Operation) -> int:
     """The address of the MLIR operation behind `op`. Python handles to one op are not
     unique while the pass rewrites (the bindings may hand out a new one, with a new hash,
     after an operand of the op was replaced); its address stays while the op lives."""
-    return _capsule_pointer(op._CAPIPtr, b"jaxlib.mlir.ir.Operation._CAPIPtr")
+    return _capsule_pointer(op._CAPIPtr, _OPERATION_CAPSULE)
 
 
 def _functions(root: ir.Operation) -> list[ir.Operation]:
@@ -450,8 +454,9 @@ class Recorder:
     """(location, pattern, op, reason, kept, norm) of the last skip per (op, pattern). Locations are
     described once, in `finish`: the driver retries ops, and printing a location costs
     more than the rest of a skip."""
-    positions: dict[int, str] = field(default_factory=dict)
-    """Each op's `position_of` by address, as the pass found them (`number`)."""
+    positions: dict[int, tuple[str, int]] = field(default_factory=dict)
+    """Each op's function and index (`position_of`) by address, as the pass found them
+    (`number`)."""
     merges: list[tuple[ir.Location, int, str, int, str, str]] = field(default_factory=list)
     """(location, op address, pattern, branches, linear, reason) of each sum of parallel
     branches merged (reason "") or left."""
@@ -578,18 +583,22 @@ class Recorder:
         count, data = 0, {}
         for function in _functions(root):
             name = ir.StringAttr(function.attributes["sym_name"]).value
-            ops: list[ir.Operation] = []
-
-            def visit(op: ir.Operation) -> ir.WalkResult:
-                ops.append(op)
-                return ir.WalkResult.ADVANCE
-
-            function.walk(visit, ir.WalkOrder.PRE_ORDER)
-            for index, op in enumerate(ops[1:], start=1):  # ops[0] is the function
-                self.positions[op_key(op)] = position_of(name, index)
+            self._number_ops(function, name)
             data[name] = data_arguments(function)
             count += count_activation_sized(_arguments(function, data[name]))
         self._activations = (count, data)
+
+    def _number_ops(self, function: ir.Operation, name: str) -> None:
+        """Each op's place in `function` (`positions`), the function itself aside."""
+        positions, places = self.positions, itertools.count()
+        pointer, capsule = _capsule_pointer, _OPERATION_CAPSULE  # (`op_key`, inlined)
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            positions[pointer(op._CAPIPtr, capsule)] = (name, next(places))
+            return ir.WalkResult.ADVANCE
+
+        function.walk(visit, ir.WalkOrder.PRE_ORDER)  # the function first, as op 0
+        del positions[op_key(function)]
 
     def ran(self, root: ir.Operation) -> None:
         """Note that a pass run on `root` ended: the activation-sized ops it removed are
@@ -670,7 +679,7 @@ class Recorder:
         for where, _, key in described:
             ops_at.setdefault(where, set()).add(key)
         return [
-            (where, self.positions.get(key, ""))
+            (where, position_of(*self.positions[key]) if key in self.positions else "")
             if not file_line_col or len(ops_at[where]) > 1
             else (where, "")
             for where, file_line_col, key in described

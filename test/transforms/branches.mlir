@@ -188,6 +188,27 @@ func.func @identity_whose_widened_input_is_read_elsewhere(%x: tensor<1x4x4x2xbf1
 
 // -----
 
+// The convolution reads its input converted (mixed precision converts it once per layer)
+// and the identity term is another convert of it: the input is read once as converted,
+// twice as it was; they merge.
+// CHECK-LABEL: func.func @identity_of_a_convolution_that_reads_a_converted_input
+// CHECK:         %[[W:.+]] = stablehlo.convert %arg0
+// CHECK:         %[[K:.+]] = stablehlo.constant dense<{{\[\[\[\[}}2.000000e+00, 2.000000e+00], [3.000000e+00, 5.000000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK:         %[[C:.+]] = stablehlo.convolution(%[[W]], %[[K]])
+// CHECK-NOT:     stablehlo.add
+// CHECK:         return %[[C]]
+// REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: merged 2 branches into stablehlo.convolution [merge_parallel_branches]
+func.func @identity_of_a_convolution_that_reads_a_converted_input(%x: tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xf32> {
+  %k = stablehlo.constant dense<[[[[1.0, 2.0], [3.0, 4.0]]]]> : tensor<1x1x2x2xf32>
+  %xc = stablehlo.convert %x : (tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xf32>
+  %c = stablehlo.convolution(%xc, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
+  %w = stablehlo.convert %x : (tensor<1x4x4x2xbf16>) -> tensor<1x4x4x2xf32>
+  %y = stablehlo.add %c, %w : tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
 // torch's layout (NCHW, OIHW), the plain input as the identity branch (x + conv(x)), and
 // a term of the sum that reads another input: the input's branches merge, the other term
 // is added after them.
@@ -310,6 +331,24 @@ func.func @branch_in_another_block(%p: tensor<i32>, %x: tensor<1x4x4x1xf32>) -> 
     stablehlo.return %y : tensor<1x4x4x1xf32>
   }) : (tensor<i32>) -> tensor<1x4x4x1xf32>
   return %r : tensor<1x4x4x1xf32>
+}
+
+// -----
+
+// The same for a branch that a one-branch case returns (the case's result is the term):
+// it is a branch, and stays for the same reason.
+// CHECK-LABEL: func.func @branch_returned_by_a_case
+// CHECK:         stablehlo.convolution
+// CHECK:         stablehlo.add
+// REPORT-DAG: branches.mlir:[[# @LINE + 7]]:{{[0-9]+}}: branches not merged: a branch is computed in another block than the sum [merge_parallel_branches]
+func.func @branch_returned_by_a_case(%p: tensor<i32>, %x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x1x1xf32>
+  %r = "stablehlo.case"(%p) ({
+    %b = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>
+    stablehlo.return %b : tensor<1x4x4x1xf32>
+  }) : (tensor<i32>) -> tensor<1x4x4x1xf32>
+  %y = stablehlo.add %r, %x : tensor<1x4x4x1xf32>
+  return %y : tensor<1x4x4x1xf32>
 }
 
 // -----
@@ -522,7 +561,7 @@ func.func @narrow_kernels_without_a_master_copy(%x: tensor<1x4x4x1xbf16>) -> ten
 // CHECK-LABEL: func.func @merged_weights_overflow
 // CHECK-COUNT-2: stablehlo.convolution
 // REPORT-DAG: branches.mlir:[[# @LINE + 6]]:{{[0-9]+}}: branches not merged: the merged weights or bias are not finite in their element type [merge_parallel_branches]
-// REPORT: 5 norms: 4 folded whole, 0 folded partly, 1 left (6 ops folded); 11 sums of parallel branches merged; 35 activation-sized ops removed
+// REPORT: 5 norms: 4 folded whole, 0 folded partly, 1 left (6 ops folded); 12 sums of parallel branches merged; 37 activation-sized ops removed
 func.func @merged_weights_overflow(%x: tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32> {
   %k = stablehlo.constant dense<3.0e38> : tensor<1x1x1x1xf32>
   %a = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<1x1x1x1xf32>) -> tensor<1x4x4x1xf32>

@@ -288,6 +288,48 @@ func.func @literal_weights_and_bias_sharing_the_kernel(%arg0: tensor<1x4x4x2xf32
 
 // -----
 
+// A bias the add reads without a broadcast (a position embedding scaled by constants,
+// which varies along H and W: no per-channel bias) is evaluated too.
+// CHECK-LABEL: func.func @literal_bias_added_without_a_broadcast
+// CHECK:         %[[C:.+]] = stablehlo.convolution
+// CHECK:         %[[P:.+]] = stablehlo.constant dense<{{\[\[\[\[}}0.000000e+00, 5.000000e-01], [1.000000e+00, 1.500000e+00]]]]> : tensor<1x1x2x2xf32>
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[P]]
+// CHECK-NEXT:    return %[[Y]]
+func.func @literal_bias_added_without_a_broadcast(%arg0: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %k = stablehlo.constant dense<1.0> : tensor<1x1x2x2xf32>
+  %c = stablehlo.convolution(%arg0, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = stablehlo.constant dense<[[[[0.0, 1.0], [2.0, 3.0]]]]> : tensor<1x1x2x2xf32>
+  %s = stablehlo.constant dense<0.5> : tensor<1x1x2x2xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): evaluated into one constant [literals]
+  %ps = stablehlo.multiply %p, %s : tensor<1x1x2x2xf32>
+  %y = stablehlo.add %c, %ps : tensor<1x1x2x2xf32>
+  return %y : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// The bias add of a dot_general whose result is reshaped first: its bias is evaluated.
+// CHECK-LABEL: func.func @literal_bias_after_a_reshape_of_the_linear_result
+// CHECK:         %[[R:.+]] = stablehlo.reshape
+// CHECK:         %[[B:.+]] = stablehlo.constant dense<2.000000e+00> : tensor<2xf32>
+// CHECK:         %[[S:.+]] = stablehlo.broadcast_in_dim %[[B]], dims = [2]
+// CHECK:         %[[Y:.+]] = stablehlo.add %[[R]], %[[S]]
+// CHECK-NEXT:    return %[[Y]]
+func.func @literal_bias_after_a_reshape_of_the_linear_result(%arg0: tensor<2x4xf32>) -> tensor<2x2x2xf32> {
+  %w = stablehlo.constant dense<1.0> : tensor<4x4xf32>
+  %d = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %r = stablehlo.reshape %d : (tensor<2x4xf32>) -> tensor<2x2x2xf32>
+  %b = stablehlo.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %two = stablehlo.constant dense<2.0> : tensor<2xf32>
+  // DEBUG: loc("{{.+}}":[[# @LINE + 1]]:{{[0-9]+}}): evaluated into one constant [literals]
+  %bb = stablehlo.multiply %b, %two : tensor<2xf32>
+  %bc = stablehlo.broadcast_in_dim %bb, dims = [2] : (tensor<2xf32>) -> tensor<2x2x2xf32>
+  %y = stablehlo.add %r, %bc : tensor<2x2x2xf32>
+  return %y : tensor<2x2x2xf32>
+}
+
+// -----
+
 // the value is computed by an op that is not evaluated on constants (an exponential).
 // CHECK-LABEL: func.func @no_literal_op_not_evaluated
 // CHECK:         %[[E:.+]] = stablehlo.exponential

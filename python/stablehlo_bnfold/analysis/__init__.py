@@ -16,6 +16,8 @@ comes from. Nothing here creates IR.
   concatenates), read by both directions; `passed_by`, `feature_below`, `Passed`;
 - `passage`: what the rows name: `called_maximum`, `is_max_pool`, `max_pool_refused`,
   `leaky_relu_data`, `called_relu6`, ... (how an op is each kind, and why one is refused).
+- `walk`: `ops_named`, the ops of a few names found in one walk, for the steps after the
+  greedy driver (merging branches, evaluating literals, reporting the chains left).
 
 Import from the module that holds a name (`from ..analysis.layouts import linear_layout`);
 this package re-exports nothing.

@@ -36,7 +36,8 @@ def activation_sized(value: ir.Value) -> bool:
     kind = value.type
     if not isinstance(kind, ir.RankedTensorType):
         return False
-    return sum(n != 1 for n in kind.shape[1:]) >= 2
+    sizes = kind.shape[1:]
+    return len(sizes) - sizes.count(1) >= 2  # (a dynamic size, negative, counts as larger)
 
 
 def data_arguments(function: ir.Operation) -> tuple[int, ...]:
@@ -84,10 +85,15 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
             if name == "stablehlo.dynamic_broadcast_in_dim" and use.operand_number != 0:
                 continue  # the output shape is sizes
             results = user.results
-            if not len(results) or hash(results[0]) in seen:
+            if not len(results):
                 continue
-            seen.add(hash(results[0]))
-            pending.extend(results)
-            if len(results) == 1 and activation_sized(results[0]):
-                count += 1
+            first = results[0]  # (each read of a result is a call into the bindings)
+            if hash(first) in seen:
+                continue
+            seen.add(hash(first))
+            if len(results) == 1:
+                pending.append(first)
+                count += activation_sized(first)
+            else:
+                pending.extend(results)
     return count

@@ -57,6 +57,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import per_channel_f64
 from ..analysis.users import single_user
+from ..analysis.walk import ops_named
 from ..constants import dimensions, float_dtype, round_to
 from ..report import Recorder
 from . import reasons
@@ -67,7 +68,7 @@ from .literals import float64_value
 from .reasons import Reason
 from .rewriter import SHORT_NAMES, FoldRewriter, going_with, unrounded_bias_of, unrounded_weights
 
-__all__ = ["PATTERN", "merge_branches"]
+__all__ = ["MERGE_NAMES", "PATTERN", "merge_branches"]
 
 PATTERN = "merge_parallel_branches"
 """The name report lines of merges carry in place of a pattern's."""
@@ -113,40 +114,72 @@ class _Merged:
 
 
 def merge_branches(
-    root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True
-) -> None:
+    root: ir.Operation, recorder: Recorder, fold_weight_arguments: bool = True, fold_narrow_weights: bool = True,
+    ops: list[ir.Operation] | None = None,
+) -> bool:
     """Merge the parallel convolution branches of every sum under `root` (this module's
     docstring), recording each merge and each sum left with its reason; with
     `fold_weight_arguments`, branches whose weights are arguments too, in the graph; with
-    `fold_narrow_weights`, narrow kernels with no wider master copy too."""
-    sums: list[stablehlo.AddOp] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "stablehlo.add":  # (a name costs less than an OpView)
-            view = op.opview
-            if _is_sum(view) and not _inner(view):
-                sums.append(view)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    `fold_narrow_weights`, narrow kernels with no wider master copy too. `ops`: the ops
+    named `MERGE_NAMES` under `root` in walk order, where the caller has them
+    (`analysis.walk.ops_named`). Whether it merged any (and so changed the IR)."""
+    if ops is None:
+        (ops,) = ops_named(root, MERGE_NAMES)
+    if not any(_may_join(op.opview) for op in ops if op.name == _CONVOLUTION):
+        return False  # no sum has a group of two or more terms: nothing to merge or report
+    adds = (op.opview for op in ops if op.name == _ADD)
+    sums = [view for view in adds if _is_sum(view) and not _inner(view)]
+    merged = False
     for add in sums:
         try:
-            _merge_sum(add, recorder, fold_weight_arguments, fold_narrow_weights)
+            merged |= _merge_sum(add, recorder, fold_weight_arguments, fold_narrow_weights)
         except Exception as error:  # a bug: the pass fails with it, as a pattern's does
             recorder.error(add, PATTERN, error)
-            return
+            return True
+    return merged
+
+
+_ADD, _CONVOLUTION = stablehlo.AddOp.OPERATION_NAME, stablehlo.ConvolutionOp.OPERATION_NAME
+
+MERGE_NAMES = frozenset({_ADD, _CONVOLUTION})
+"""The ops `merge_branches` reads: the sums branches meet in, and the convolutions."""
+
+
+def _may_join(conv: stablehlo.ConvolutionOp) -> bool:
+    """Whether `conv` may be a branch in a group of two or more (`_groups`): another op
+    reads its input (`_read_elsewhere`: every other branch on that input does), and its
+    result or an add of it (its bias add) is a term of a sum, or it is returned from a
+    region (a `stablehlo.case` branch: the case's result is the term)."""
+    if not _read_elsewhere(conv):
+        return False
+    for use in conv.result.uses:
+        reader = use.owner
+        if type(reader) is stablehlo.ReturnOp:
+            return True
+        if type(reader) is stablehlo.AddOp and (_is_sum(reader) or _read_by_a_sum(reader.result)):
+            return True
+    return False
+
+
+def _read_by_a_sum(value: ir.Value) -> bool:
+    for use in value.uses:
+        reader = use.owner
+        if type(reader) is stablehlo.AddOp and _is_sum(reader):
+            return True
+    return False
 
 
 def _is_sum(op: ir.OpView) -> bool:
     """Whether `op` adds two activations: an add neither of whose operands is a broadcast
     (a bias or shift) or a constant, with a float element type."""
-    if float_dtype(ir.ShapedType(op.result.type).element_type) is None:
-        return False
-    for operand in op.operands:
-        owner = operand.owner
-        if isinstance(owner, _BROADCASTS) or isinstance(owner, stablehlo.ConstantOp):
+    for operand in op.operands:  # (asked first: it decides most adds, bias adds)
+        if type(operand.owner) in _NOT_TERMS:
             return False
-    return True
+    return float_dtype(ir.ShapedType(op.result.type).element_type) is not None
+
+
+_NOT_TERMS = frozenset({*_BROADCASTS, stablehlo.ConstantOp})
+"""What a bias or shift is (`_is_sum`): `value.owner` is the registered class itself."""
 
 
 def _inner(op: stablehlo.AddOp) -> bool:
@@ -182,13 +215,28 @@ def _groups(terms: list[ir.Value], fold_weight_arguments: bool) -> list[list[_Co
             groups.setdefault(_input(chain.linear.lhs), []).append(_Conv(term, chain))
         else:
             rest.append(term)
-    for term in rest:
-        for x, members in groups.items():
+    # Each other branch on x reads x or its convert too: a convolution whose input only it
+    # reads has none (residual sums: the cost of `_identity`'s affine chain spared).
+    open_groups = [
+        (x, members) for x, members in groups.items() if len(members) > 1 or _read_elsewhere(members[0].conv)
+    ]
+    for term in rest if open_groups else ():
+        for x, members in open_groups:
             identity = _identity(term, x, members[0].conv, fold_weight_arguments)
             if identity is not None:
                 members.append(identity)
                 break
     return [members for members in groups.values() if len(members) > 1]
+
+
+def _read_elsewhere(conv: stablehlo.ConvolutionOp) -> bool:
+    """Whether an op other than `conv` reads its input (`_input`): its lhs, or the value
+    that lhs converts."""
+    lhs = conv.lhs
+    if len(list(lhs.uses)) > 1:
+        return True
+    owner = lhs.owner
+    return isinstance(owner, stablehlo.ConvertOp) and len(list(owner.operand.uses)) > 1
 
 
 def _input(value: ir.Value) -> tuple[ir.Value, str]:
@@ -222,8 +270,10 @@ def _identity(
     return _Identity(term, chain) if _input(source) == x else None
 
 
-def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool) -> None:
-    """Merge each group of `add`'s terms, or record why it stays."""
+def _merge_sum(
+    add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: bool, fold_narrow_weights: bool
+) -> bool:
+    """Merge each group of `add`'s terms, or record why it stays; whether it merged one."""
     for members in _groups(_terms(add), fold_weight_arguments):
         merged = _plan(members, add, recorder, fold_weight_arguments, fold_narrow_weights)
         if not isinstance(merged, Reason):
@@ -235,7 +285,8 @@ def _merge_sum(add: stablehlo.AddOp, recorder: Recorder, fold_weight_arguments: 
         owner = merged.owner
         if isinstance(owner, stablehlo.AddOp) and _is_sum(owner):
             _merge_sum(owner, recorder, fold_weight_arguments, fold_narrow_weights)  # the sum rebuilt
-        return
+        return True
+    return False
 
 
 _SAME = (

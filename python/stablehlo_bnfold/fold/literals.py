@@ -46,6 +46,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.passage import binary_body as _binary_body
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC
+from ..analysis.walk import ops_named
 from ..constants import (
     broadcast_in_dim_array,
     dense_attr,
@@ -55,12 +56,12 @@ from ..constants import (
     read_dense,
     round_to,
 )
-from ..report import Recorder
+from ..report import Recorder, op_key
 from . import reasons
-from .affine_map import LINEAR_NAMES
+from .affine_map import LINEAR_NAMES, LINEAR_OPS
 from .reasons import Reason
 
-__all__ = ["EVALUATED", "evaluate_literals", "float64_value"]
+__all__ = ["EVALUATED", "LITERAL_NAMES", "evaluate_literals", "float64_value"]
 
 _log = logging.getLogger(__name__)
 
@@ -85,22 +86,23 @@ of one operand by add, maximum, minimum or multiply (a weight norm's sum of squa
 and a `dot_general` (a weight computed as a product of weights), each in float64."""
 
 
-def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
+def evaluate_literals(root: ir.Operation, recorder: Recorder, ops: list[ir.Operation] | None = None) -> bool:
     """Replace, in every function under `root`, each operand of a linear op and each value
     a bias add after one broadcasts (`broadcast_in_dim`, or `dynamic_broadcast_in_dim`
     with a symbolic batch) that is computed from constants alone by one constant, where
-    the conditions of this module's docstring hold.
+    the conditions of this module's docstring hold. `ops`: the ops named `LITERAL_NAMES`
+    under `root` in walk order, where the caller has them (`analysis.walk.ops_named`).
+    Whether it replaced any (and so changed the IR).
 
     >>> evaluate_literals(module.operation, recorder)   # doctest: +SKIP
     """
-    linear: list[tuple[int, ir.OpView]] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in LINEAR_NAMES:  # (a name costs less than an OpView)
-            linear.append((hash(op), op.opview))
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
+    if ops is None:
+        (ops,) = ops_named(root, LITERAL_NAMES)
+    linear = [(hash(op), op.opview) for op in ops if op.name in LINEAR_NAMES]
+    # With the debug log on, every value is tried, so that it names each refusal.
+    computed = None if _log.isEnabledFor(logging.DEBUG) else _from_constants(ops)
+    if computed is not None and not any(_read_as_a_literal(op) for op in computed.values()):
+        return False  # no value it would try is computed from constants alone
     # Operands are read afresh before each evaluation: one may replace a value that a
     # later one names too (both operands of a dot_general, two adds of one bias).
     # An op an evaluation erased (a dot_general of constants, in a bias) is not read again;
@@ -111,20 +113,84 @@ def evaluate_literals(root: ir.Operation, recorder: Recorder) -> None:
             continue
         shared = []
         for index in range(len(op.operands)):
-            if _evaluate_value(op.operands[index], recorder, erased) is reasons.LITERAL_SHARED:
+            if _evaluate_value(op.operands[index], recorder, erased, computed) is reasons.LITERAL_SHARED:
                 shared.append(op.operands[index])
         for add, index in _bias_adds(op.result):
             bias = add.operands[index]
             owner = bias.owner
             if isinstance(owner, _BROADCASTS):  # its shape operand is not a value
                 bias = owner.operand
-            if _evaluate_value(bias, recorder, erased) is reasons.LITERAL_SHARED:
+            if _evaluate_value(bias, recorder, erased, computed) is reasons.LITERAL_SHARED:
                 shared.append(bias)
         if len(shared) > 1:
             # The weights and the bias of one layer computed from the same constants (an
             # input-side fold's K * s and its bias contracted from K): evaluated together,
             # the constants they share go with both.
-            _evaluate_value(shared, recorder, erased)
+            _evaluate_value(shared, recorder, erased, computed)
+    return bool(erased)  # (an evaluation erases at least the ops of its values)
+
+
+_CONSTANT_NAMES = frozenset({stablehlo.ConstantOp.OPERATION_NAME, "arith.constant"})
+
+LITERAL_NAMES = LINEAR_NAMES | _CONSTANT_NAMES
+"""The ops `evaluate_literals` reads: the linear ops whose operands and biases it
+evaluates, and the constants they may be computed from."""
+
+
+def _from_constants(ops: list[ir.Operation]) -> dict[int, ir.OpView]:
+    """The ops of `EVALUATED` that the constants among `ops` alone compute, by address
+    (`op_key`): each such op's every operand is a constant or another of them, found
+    by following the constants' uses. A value `_subgraph` takes is a constant's or one of
+    theirs (each op of a subgraph is a constant, or of `EVALUATED` with every operand in
+    it); any other value is refused without walking its producers (in a network whose
+    weights are arguments, that is all of them)."""
+    pending = [op for op in ops if op.name in _CONSTANT_NAMES]
+    operands_in: dict[int, int] = {}  # of each op reached, by address: its operands in
+    computed: dict[int, ir.OpView] = {}
+    while pending:
+        for result in pending.pop().results:
+            for use in result.uses:
+                user = use.owner
+                if type(user) not in _EVALUATED:
+                    continue
+                key = op_key(user.operation)
+                count = operands_in[key] = operands_in.get(key, 0) + 1
+                if count == len(user.operands):
+                    computed[key] = user
+                    pending.append(user)
+    return computed
+
+
+def _read_as_a_literal(op: ir.OpView) -> bool:
+    """Whether `evaluate_literals` may try `op`'s result: a linear op reads it, or a bias
+    add after one (`_bias_adds`) adds it, or (when `op` is no broadcast) adds a broadcast
+    of it."""
+    broadcast = type(op) in _BROADCAST_CLASSES
+    for use in op.results[0].uses:
+        user = use.owner
+        kind = type(user)
+        if kind in _LINEAR_CLASSES:
+            return True
+        if kind is stablehlo.AddOp and not broadcast and _adds_to_a_linear_op(user, use.operand_number):
+            return True
+        if kind in _BROADCAST_CLASSES and any(
+            type(u.owner) is stablehlo.AddOp and _adds_to_a_linear_op(u.owner, u.operand_number)
+            for u in user.results[0].uses
+        ):
+            return True
+    return False
+
+
+def _adds_to_a_linear_op(add: stablehlo.AddOp, index: int) -> bool:
+    """Whether the add's other operand than `index` is a linear op's result, seen through
+    reshapes (`_bias_adds` found it from there)."""
+    value = add.operands[1 - index]
+    while type(value.owner) is stablehlo.ReshapeOp:
+        value = value.owner.operand
+    return type(value.owner) in _LINEAR_CLASSES
+
+
+_LINEAR_CLASSES = frozenset(LINEAR_OPS)
 
 
 def float64_value(value: ir.Value) -> np.ndarray | None:
@@ -145,6 +211,7 @@ def float64_value(value: ir.Value) -> np.ndarray | None:
 
 
 _BROADCASTS = (stablehlo.BroadcastInDimOp, stablehlo.DynamicBroadcastInDimOp)
+_BROADCAST_CLASSES = frozenset(_BROADCASTS)
 
 
 def _bias_adds(result: ir.Value) -> list[tuple[stablehlo.AddOp, int]]:
@@ -196,9 +263,13 @@ class _Subgraph:
     its uses where an op outside the subgraph reads it too."""
 
 
-def _evaluate_value(value: ir.Value | list[ir.Value], recorder: Recorder, erased: set[int]) -> Reason | None:
+def _evaluate_value(
+    value: ir.Value | list[ir.Value], recorder: Recorder, erased: set[int], computed: set[int] | None = None
+) -> Reason | None:
     """Replace `value` (or each of a list of values, together) by one constant where this
-    module's conditions hold, adding to `erased` each op it erases; else why not."""
+    module's conditions hold, adding to `erased` each op it erases; else why not (None
+    where there is nothing to say: an argument, a constant, or with `computed` (the
+    addresses of `_from_constants`) a value whose op is not one of them)."""
     values = value if isinstance(value, list) else [value]
     owners = [v.owner for v in values]
     for owner in owners:
@@ -206,6 +277,8 @@ def _evaluate_value(value: ir.Value | list[ir.Value], recorder: Recorder, erased
             return None  # an argument (data or weights passed in) or a literal already
     if type(owners[0]) not in _EVALUATED:  # (the first op `_subgraph` would refuse)
         return _not_done(owners[0], reasons.LITERAL_OP)
+    if computed is not None and any(op_key(owner.operation) not in computed for owner in owners):
+        return None  # `_subgraph` would refuse it (it reads an argument, or another op)
     subgraph = _subgraph(owners)
     if isinstance(subgraph, Reason):
         return _not_done(owners[0], subgraph)

@@ -28,31 +28,29 @@ from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import per_channel_f64, per_channel_source
 from ..analysis.users import single_user
+from ..analysis.walk import ops_named
 from ..constants import dimensions, float_dtype
 from ..fold.affine_map import AFFINE_OPS, LINEAR_NAMES, biased_linear, computed_from_data
 from ..fold.reasons import ARGUMENTS_NOT_FOLDED, NO_LINEAR_OP, PER_TOKEN_FACTOR
 from ..report import Recorder
 
-__all__ = ["REPORTER", "report_chains_left"]
+__all__ = ["CHAIN_NAMES", "REPORTER", "report_chains_left"]
 
 REPORTER = "stablehlo-fold-batch-norm"
 """The name report lines of chains left carry in place of a pattern's."""
 
 def report_chains_left(
-    function: ir.Operation, recorder: Recorder, fold_weight_arguments: bool
+    function: ir.Operation, recorder: Recorder, fold_weight_arguments: bool,
+    affine: list[ir.Operation] | None = None,
 ) -> None:
     """Record `NO_LINEAR_OP` (`PER_TOKEN_FACTOR` for a chain on a broadcast statistic of
     the data; `ARGUMENTS_NOT_FOLDED` for a chain that applies parameters passed as
-    arguments when `fold_weight_arguments` is off) for the outermost op of each per-channel chain in
-    `function` that no pattern folded or reported."""
-    affine: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _AFFINE_NAMES:
-            affine.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
+    arguments when `fold_weight_arguments` is off) for the outermost op of each
+    per-channel chain in `function` that no pattern folded or reported. `affine`: the ops
+    named `CHAIN_NAMES` in `function` in walk order, where the caller has them
+    (`analysis.walk.ops_named`)."""
+    if affine is None:
+        (affine,) = ops_named(function, CHAIN_NAMES)
     # Whether an op is in a chain (`_down` is not None) is asked only of the ops the loop
     # below reaches, once each: most affine ops are skipped, or were built, before it
     # matters. `members` stands for the set of the chains' ops. Ops are read as
@@ -93,7 +91,8 @@ def report_chains_left(
         recorder.keep(op.opview, REPORTER, NO_LINEAR_OP.detailed(f"reads {reads}, read by {read_by}"))
 
 
-_AFFINE_NAMES = frozenset(op.OPERATION_NAME for op in AFFINE_OPS)
+CHAIN_NAMES = frozenset(op.OPERATION_NAME for op in AFFINE_OPS)
+"""The ops a per-channel chain is made of (`report_chains_left`)."""
 
 
 def _broadcast_statistic(value: ir.Value) -> bool:
@@ -121,7 +120,7 @@ class _Members:
 
     def holds(self, op: ir.Operation) -> bool:
         """Whether `op` is an op of a chain."""
-        return op.name in _AFFINE_NAMES and self._read(op) is not None
+        return op.name in CHAIN_NAMES and self._read(op) is not None
 
     def down(self, op: ir.Operation) -> ir.Value | None:
         """`_down(op)`'s activation operand of an affine op (None: no chain's op)."""
