@@ -602,7 +602,9 @@ class Recorder:
 
     def ran(self, root: ir.Operation) -> None:
         """Note that a pass run on `root` ended: the activation-sized ops it removed are
-        those `number` counted less those left."""
+        those `number` counted less those left. What folds rounded from (`unrounded`) is
+        read no more: dropped, with the attributes and arrays it holds."""
+        self.unrounded.clear()
         before, data = self._activations
         after = 0
         for function in _functions(root):
