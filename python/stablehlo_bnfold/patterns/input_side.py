@@ -353,20 +353,7 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
         affine = affine_chain(chained, feature, channels, arguments, split=True)
         if isinstance(affine, str):
             return rw.skip(chained.owner, affine)
-        if affine is not None and isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
-            # W * broadcast_in_dim(s), weights a fold scaled in the graph: read as an
-            # input, the scale would fold back into the activation, and again.
-            continue
-        if affine is not None and computed_from_constants(affine.x):
-            # A chain on constants (the shift a fold contracted with the weights, t / d
-            # with d an argument): parameter arithmetic, not an input. Folding it would
-            # build another such term, and again.
-            continue
-        if affine is not None and any(rw.kept_for(step.op, _KEPT_FOR_CANCELLING) for step in affine.steps):
-            # x - mean or x + t / s a fold kept in front for its statistics: folded on
-            # its own into the bias, or as a step of a longer chain (x * a - mean + t' / s
-            # behind a relu, the add kept for the relu), it would cancel as the whole
-            # chain would have.
+        if affine is not None and _left_by_a_fold(affine, rw):
             continue
         if affine is not None:
             # One norm, wherever it is refused (the output side at its subtract, here at
@@ -379,6 +366,22 @@ def _fold_input_affine(linear: ir.OpView, rw: FoldRewriter) -> Outcome:
                 return plan
             return _build(replace(plan, centring=centring) if centring is not None else plan, rw)
     return rw.not_candidate(linear, reasons.INPUT_NOT_AFFINE)
+
+
+def _left_by_a_fold(affine: AffineChain, rw: FoldRewriter) -> bool:
+    """Whether `affine` is what a fold built or kept, not an input to fold, in this order:
+    W * broadcast_in_dim(s), weights a fold scaled in the graph (read as an input, the
+    scale would fold back into the activation, and again); a chain on constants (the
+    shift a fold contracted with the weights, t / d with d an argument: parameter
+    arithmetic, whose fold would build another such term, and again); x - mean or x + t /
+    s a fold kept in front for its statistics (folded on its own into the bias, or as a
+    step of a longer chain, x * a - mean + t' / s behind a relu with the add kept for the
+    relu, it would cancel as the whole chain would have)."""
+    if isinstance(affine.top, stablehlo.MulOp) and rw.was_built(affine.top):
+        return True
+    if computed_from_constants(affine.x):
+        return True
+    return any(rw.kept_for(step.op, _KEPT_FOR_CANCELLING) for step in affine.steps)
 
 
 CANCELLATION_BOUND = 1.0
