@@ -20,8 +20,8 @@ broadcast_in_dim(b')`: the kernels summed in float64, the biases and identity sh
 alike, each rounded once to its element type. A kernel or bias that a branch's fold built
 is summed as the float64 values that fold rounded it from (its weights times its norm's
 scale), so the merged ones are rounded once from the branches' parameters; others from
-their stored values (the wider master weights of a mixed-precision `convert(W)`). The merged convolution costs what the largest
-branch did. The other terms of the sum stay, added after it. With weights passed as
+their stored values (the wider master weights of a mixed-precision `convert(W)`). The
+merged convolution costs what the largest branch did. The other terms of the sum stay, added after it. With weights passed as
 arguments (`fold-weight-arguments`), the graph computes the merged kernel on every call
 (each other kernel `pad`ded to its taps and added, in the master weights' wider type
 where every kernel is a convert of one, an identity's scale as a constant mask times
