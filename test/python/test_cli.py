@@ -405,11 +405,25 @@ def _blocked_reading_a_pipe(pid: int) -> bool:
     return "pipe" in where or call.startswith("0 0x0 ")
 
 
+def interruptible(command: list[str]) -> list[str]:
+    """`command`, started with SIGINT at its default action whatever this process
+    inherited: run as a background job of a script, the suite has it ignored, and the
+    command, which keeps an ignored interrupt ignored (as it should), would never end. A
+    Python execs it (`sh` cannot: a signal ignored on entry to a non-interactive shell
+    stays ignored there; a preexec_fn would fork this process, which runs JAX)."""
+    return [sys.executable, "-c", _INTERRUPTIBLE, *command]
+
+
+_INTERRUPTIBLE = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
 def _waiting_on_stdin(work: pathlib.Path, *args: str) -> tuple[subprocess.Popen, int]:
     """The command (with `args`) reading a stdin that never ends, and its child, blocked
     reading it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", *args],
+        interruptible([sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", *args]),
         cwd=work,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -479,6 +493,8 @@ def test_the_command_exits_130_without_a_word_when_interrupted_while_it_imports(
         import os, signal, sys
         if sys.argv[1] == "ignored":
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `sh` starts a background job
+        else:  # as Python starts in a terminal, whatever this suite inherited
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         class Interrupt:
             def find_spec(self, name, path=None, target=None):
                 if name == "stablehlo_bnfold.cli":

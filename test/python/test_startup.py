@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from test_cli import EXAMPLE, _blocked_reading_a_pipe, _child_of
+from test_cli import EXAMPLE, _blocked_reading_a_pipe, _child_of, interruptible
 
 # Delays after the command's child exists (its parent has set its handlers by then) at
 # which the test interrupts it. The child is importing jax for about the first 2 s, then
@@ -62,10 +62,13 @@ def _command(*, ignoring_interrupts: bool = False, **options) -> subprocess.Pope
     """The command folding a standard input that never ends, in a session of its own (so
     that a signal to its process group reaches parent and child, as a terminal's Ctrl-C
     does); started with SIGINT ignored if asked, as `sh` starts a background job (`trap ''
-    INT` is inherited through exec; a preexec_fn would fork this process, which runs JAX)."""
+    INT` is inherited through exec; a preexec_fn would fork this process, which runs JAX),
+    else with SIGINT at its default (`interruptible`)."""
     command = [sys.executable, "-m", "stablehlo_bnfold.cli", "--stablehlo-fold-batch-norm", "-o", "out.mlir"]
     if ignoring_interrupts:
         command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
+    else:
+        command = interruptible(command)
     return subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
