@@ -112,8 +112,7 @@ def _warm_up() -> None:
     from stablehlo_bnfold import passes
     from stablehlo_bnfold.report import Recorder
 
-    tiny = models.Network("tiny", "tiny", lambda ops, x: ops.conv_bn(x, "c", 3, 4), image=8)
-    data = models.export_stablehlo(tiny, models.make_weights(tiny, 0), weights_as="constants").mlir_module_serialized
+    data = models.tiny_exported().mlir_module_serialized
     context = sio.make_context()
     loaded = sio.load(data, context)
     with context:

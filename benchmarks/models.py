@@ -145,6 +145,17 @@ NETWORKS: dict[str, Network] = {
 """Every benchmark network by name. resnet50x4 is SimCLR's ResNet-50 (4x), 375 M parameters."""
 
 
+TINY = Network("tiny", "tiny", lambda ops, x: ops.conv_bn(x, "c", 3, 4), image=8)
+"""One convolution and batch norm on an 8x8 image: what a measurement folds first, so
+that one-time initialisation is not counted, and the baseline a command's peak memory is
+read above."""
+
+
+def tiny_exported():
+    """`TINY` exported with its weights as constants (seed 0), in the `jax` form."""
+    return export_stablehlo(TINY, make_weights(TINY, 0), weights_as="constants")
+
+
 # --- weights ------------------------------------------------------------------------------
 
 

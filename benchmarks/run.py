@@ -162,9 +162,7 @@ def _probe(phase: str, exported_path: str) -> dict:
         return loaded
 
     # Warm up on a tiny network, so one-time initialisation is not counted.
-    tiny = models.Network("tiny", "tiny", lambda ops, x: ops.conv_bn(x, "c", 3, 4), image=8)
-    run(models.export_stablehlo(tiny, models.make_weights(tiny, 0), weights_as="constants"),
-        timed=False)
+    run(models.tiny_exported(), timed=False)
     with open(exported_path, "rb") as f:
         exported = jax.export.deserialize(bytearray(f.read()))
     gc.collect()

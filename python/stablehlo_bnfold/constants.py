@@ -24,6 +24,7 @@ __all__ = [
     "dense_attr_of",
     "dimensions",
     "float_dtype",
+    "product_f64",
     "read_dense",
     "round_to",
     "scale_along",
@@ -177,9 +178,7 @@ def scale_along(
     """
     scale = np.asarray(scale, dtype=np.float64)
     if dtype == _BF16:
-        shape = [1] * array.ndim
-        shape[axis] = scale.shape[0]
-        return round_to(dtype, array.astype(np.float64) * scale.reshape(shape))
+        return round_to(dtype, product_f64(array, scale, axis))
     out = np.empty(array.shape, dtype=dtype)
     if out.size == 0:
         return out
@@ -214,6 +213,21 @@ def scale_along(
             if not np.isfinite(block_out, out=finite[: stop - start]).all():
                 return None
     return out
+
+
+def product_f64(array: np.ndarray, scale: np.ndarray, axis: int) -> np.ndarray:
+    """`array * scale` in float64, not rounded, `scale` laid along `axis` (a scalar
+    anywhere): what `scale_along` rounds, as one float64 array.
+
+    >>> product_f64(np.ones((2, 2), np.float32), np.array([2.0, 3.0]), 0).tolist()
+    [[2.0, 2.0], [3.0, 3.0]]
+    """
+    scale = np.asarray(scale, dtype=np.float64)
+    if scale.ndim:
+        shape = [1] * array.ndim
+        shape[axis] = scale.shape[0]
+        scale = scale.reshape(shape)
+    return array.astype(np.float64) * scale
 
 
 def dense_attr(array: np.ndarray, tensor_type: ir.RankedTensorType) -> ir.DenseElementsAttr:

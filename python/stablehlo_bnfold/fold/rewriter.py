@@ -18,7 +18,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.per_channel import BINARY_UFUNC, UNARY_UFUNC, Narrow
-from ..constants import dense_attr, dimensions, float_dtype, round_to
+from ..constants import dense_attr, dimensions, float_dtype, product_f64, round_to
 from ..report import Recorder, op_key
 from .affine_map import LINEAR_OPS, Computed, StoredWeights, computed_from_data, stored_source, stored_weights
 
@@ -74,14 +74,7 @@ class ScaledWeights:
     def float64(self) -> np.ndarray | None:
         """The product in float64, not rounded; None where the source is not read."""
         values = self.source.values()
-        if values is None:
-            return None
-        scale = np.asarray(self.scale, dtype=np.float64)
-        if scale.ndim:
-            shape = [1] * values.ndim
-            shape[self.axis] = scale.shape[0]
-            scale = scale.reshape(shape)
-        return values.astype(np.float64) * scale
+        return None if values is None else product_f64(values, self.scale, self.axis)
 
 
 def unrounded_bias_of(recorder: Recorder, bias: ir.Value, feature: int) -> np.ndarray | None:
