@@ -33,7 +33,11 @@ def activation_sized(value: ir.Value) -> bool:
     >>> activation_sized(conv.result)   # tensor<1x8x8x16xf32>   # doctest: +SKIP
     True
     """
-    kind = value.type
+    return _sized(value.type)
+
+
+def _sized(kind: ir.Type) -> bool:
+    """`activation_sized` of a value of type `kind`."""
     if not isinstance(kind, ir.RankedTensorType):
         return False
     sizes = kind.shape[1:]
@@ -72,8 +76,9 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
     # Following uses visits only what the data flows through, not the weights and
     # constants (half of a network's ops, which a walk over every op reads too). An op is
     # known by its first result: a value's hash is the address of the MLIR value behind
-    # it, the same from every handle (an op's own handle is not unique).
-    pending, seen, count = list(data), set(), 0
+    # it, the same from every handle (an op's own handle is not unique). Types are
+    # uniqued: each is sized once.
+    pending, seen, count, sized = list(data), set(), 0, {}
     while pending:
         for use in pending.pop().uses:
             user = use.owner
@@ -88,12 +93,17 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
             if not len(results):
                 continue
             first = results[0]  # (each read of a result is a call into the bindings)
-            if hash(first) in seen:
+            key = hash(first)
+            if key in seen:
                 continue
-            seen.add(hash(first))
+            seen.add(key)
             if len(results) == 1:
                 pending.append(first)
-                count += activation_sized(first)
+                kind = first.type
+                found = sized.get(kind)
+                if found is None:
+                    found = sized[kind] = _sized(kind)
+                count += found
             else:
                 pending.extend(results)
     return count

@@ -504,6 +504,9 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
     an op of `NOT_FUNCTIONS_OF_OPERANDS`, a call of a function that holds one, a linear op
     with an operand that is not an argument or a constant (`_plain`), or after `budget`
     ops; else `_ARGUMENTS` when a weight argument is reached, else `_CONSTANTS`."""
+    # Each accessor is a call into the bindings: an op's hash and name are read from its
+    # view (a view hashes as its operation), and most ops (arithmetic, broadcasts,
+    # constants) pass one test of their name.
     pending, seen, found = [value], set(), _CONSTANTS
     while pending:
         value = pending.pop()
@@ -513,14 +516,16 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
                 return _DATA
             found = _ARGUMENTS
             continue
-        operation = owner.operation  # (a call into the bindings: read once)
-        key = hash(operation)
+        key = hash(owner)
         if key in seen:
             continue
         if len(seen) >= budget:
             return _DATA
         seen.add(key)
-        name = operation.name
+        name = owner.name
+        if name not in _SOURCES_SPECIAL:
+            pending.extend(owner.operands)
+            continue
         if name in NOT_FUNCTIONS_OF_OPERANDS:
             return _DATA
         if name == "func.call" and not _passage().pure_callee(owner):
@@ -533,6 +538,10 @@ def _parameter_sources(value: ir.Value, budget: int) -> str:
             return _DATA
         pending.extend(operands[:_SIZES_ONLY[name]] if name in _SIZES_ONLY else operands)
     return found
+
+
+_SOURCES_SPECIAL = NOT_FUNCTIONS_OF_OPERANDS | LINEAR_NAMES | {"func.call", *_SIZES_ONLY}
+"""The ops `_parameter_sources` does more with than walk on to every operand."""
 
 
 def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
@@ -613,6 +622,7 @@ class _Reads:
         self._uses: dict[int, list[tuple[ir.Operation, str, int]]] = {}
         self._places: dict[int, bool] = {}
         self._meets: dict[tuple[int, int], bool] = {}
+        self._expands: dict[tuple[ir.Type, ir.Type], bool] = {}
 
     def uses(self, value: ir.Value) -> list[tuple[ir.Operation, str, int]]:
         """Each use of `value`: the op that reads it (not its view), its name, the operand
@@ -632,6 +642,20 @@ class _Reads:
         found = self._places.get(key)
         if found is None:
             found = self._places[key] = _places_a_parameter(broadcast, self)
+        return found
+
+    def expands(self, broadcast: ir.Operation, operand: ir.Type, result: ir.Type) -> bool:
+        """`_expands` of the broadcast from type `operand` to type `result`, read once a
+        pair of static shapes, which alone decide it (a norm's statistics are broadcast
+        alike)."""
+        key = (operand, result)  # (types are uniqued: hashed and compared by address)
+        found = self._expands.get(key)
+        if found is None:
+            operand_shape, result_shape = ir.ShapedType(operand).shape, ir.ShapedType(result).shape
+            found = _static_expansion(operand_shape, result_shape)
+            if found is None:
+                return _expands(broadcast, operand_shape, result_shape)
+            self._expands[key] = found
         return found
 
     def meets_an_activation(self, operation: ir.Operation, number: int) -> bool:
@@ -706,15 +730,15 @@ def _computed_by_a_linear_op(value: ir.Value, budget: int = 16) -> bool:
         owner = pending.pop().owner
         if not isinstance(owner, ir.OpView):
             continue
-        operation = owner.operation
-        if operation.name in LINEAR_NAMES:
+        if owner.name in LINEAR_NAMES:
             return True
-        if hash(operation) in seen:
+        key = hash(owner)  # (a view's hash is its operation's)
+        if key in seen:
             continue
         if len(seen) >= budget:
             return False
-        seen.add(hash(operation))
-        pending.extend(operation.operands)
+        seen.add(key)
+        pending.extend(owner.operands)
     return False
 
 
@@ -760,7 +784,7 @@ def _places_a_parameter(broadcast: ir.Operation, reads: _Reads) -> bool:
     operand, result = broadcast.operands[0].type, broadcast.results[0].type
     if operand == result:
         return False
-    if _expands(broadcast, ir.ShapedType(operand).shape, ir.ShapedType(result).shape):
+    if reads.expands(broadcast, operand, result):
         return True
     uses = reads.uses(broadcast.results[0])
     return bool(uses) and all(name in _BINARY_ELEMENTWISE for _, name, _ in uses)
@@ -770,17 +794,25 @@ def _expands(broadcast: ir.Operation, operand: list[int], result: list[int]) -> 
     """Whether the broadcast puts its operand (of shape `operand`) onto a larger tensor
     (of shape `result`): some result dimension larger than one (or dynamic) is new or
     comes from a dimension of size one."""
-    if min(operand, default=1) > 0 and min(result, default=1) > 0:
-        # Static, no dimension of size zero (a dynamic one reads as negative): each
-        # operand dimension is 1 or the size of the result's it maps to (the verifier's
-        # rule), so the result has more elements exactly when one such dimension is
-        # there; read without the broadcast's dimensions.
-        return math.prod(result) > math.prod(operand)
+    static = _static_expansion(operand, result)
+    if static is not None:
+        return static
     mapped = dimensions(broadcast.attributes["broadcast_dimensions"])
     for d, size in enumerate(result):
         if size != 1 and (d not in mapped or operand[mapped.index(d)] == 1):
             return True
     return False
+
+
+def _static_expansion(operand: list[int], result: list[int]) -> bool | None:
+    """`_expands` where both shapes are static with no dimension of size zero (a dynamic
+    one reads as negative): the shapes alone decide it. Else None."""
+    if min(operand, default=1) > 0 and min(result, default=1) > 0:
+        # Each operand dimension is 1 or the size of the result's it maps to (the
+        # verifier's rule), so the result has more elements exactly when one such
+        # dimension is there; read without the broadcast's dimensions.
+        return math.prod(result) > math.prod(operand)
+    return None
 
 
 def reads_an_argument(values: Iterable[PerChannel | ir.Value], budget: int = 64) -> bool:

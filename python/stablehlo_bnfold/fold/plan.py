@@ -192,9 +192,18 @@ def per_call_larger(weights: Iterable[ir.Value], parameters: Iterable[PerChannel
     constants alone (torch-mlir's `transpose(%W)`, `exp` of a constant), compilers compute
     them once. Measured in docs/dev/benchmarks.md ("GPU latency"): at batch 1 such folds made
     inference slower."""
+    # Both conditions are asked, the sizes first: they read only types, and decide most
+    # (weights no larger than the activation), where the walk would read every producer
+    # of the scale. The walk takes the weights first (it pops the last): an argument
+    # ends it at once. Its answer does not depend on the order.
     weights = tuple(weights)
-    if not reads_an_argument((*weights, *parameters)):
-        return False
+    if not all(isinstance(v.type, ir.RankedTensorType) for v in (*weights, activation)):
+        return reads_an_argument((*weights, *parameters)) and _larger(weights, activation)
+    return _larger(weights, activation) and reads_an_argument((*parameters, *weights))
+
+
+def _larger(weights: tuple[ir.Value, ...], activation: ir.Value) -> bool:
+    """Whether `weights` have more elements in all than `activation` (`static_elements`)."""
     return sum(static_elements(w) for w in weights) > static_elements(activation)
 
 

@@ -950,15 +950,18 @@ def _plan(
     """The fold of `affine`, per feature along `feature`, (read through `narrowing`, when
     it is not None) into every linear op that reads it, decided in the order of
     `fold_input_affine_into_conv`'s conditions (after the chain itself); or the skip."""
-    top = affine.top
-    activation = linear.operands[layout.activation]
-    x = affine.x
+    top, activation, x = affine.top, linear.operands[layout.activation], affine.x
     activation_dtype = float_dtype(ir.RankedTensorType(x.type).element_type)
     # Through a convert, values computed in the graph are computed in the chain's type F.
-    scale, shift = affine.affine(activation if narrowing is None else x)
+    # The walk reads the scale only for a shift alone reached through ops; elsewhere it is
+    # computed after the walk (a chain a residual add reads is refused without it).
+    like, through = activation if narrowing is None else x, narrowing is None and activation != top.result
+    scale, shift = affine.affine(like) if through else (None, None)
     walked = _walked_consumers(activation, feature, affine, scale, narrowing, rw)
     if isinstance(walked, Outcome):
         return walked
+    if not through:
+        scale, shift = affine.affine(like)
     consumers, passed, blocked = walked
     exact = affine.constant and all(c.stored is not None for c in consumers)
     if _per_feature_overflow(affine, activation_dtype):
@@ -1013,10 +1016,12 @@ def _walked_consumers(
     (`_consumers`' reason); a shift alone (the shift an output-side fold left behind a
     relu) that cannot pass every op, or meets a clamp."""
     top = affine.top
-    unit_scale = isinstance(scale, np.ndarray) and np.all(scale == 1)
     # A shift alone reached through ops: a candidate only where every op passed passes it
-    # and none is a clamp (a max-pool, a sum).
-    shift_alone = narrowing is None and activation != top.result and unit_scale
+    # and none is a clamp (a max-pool, a sum). (`scale` is None where none is reached.)
+    shift_alone = (
+        narrowing is None and activation != top.result
+        and isinstance(scale, np.ndarray) and bool(np.all(scale == 1))
+    )
     if narrowing is not None and not single_user(top.result):
         return rw.skip(top, reasons.ISLAND_USERS)
     wide = float_dtype(ir.RankedTensorType(affine.x.type).element_type) if narrowing is not None else None
