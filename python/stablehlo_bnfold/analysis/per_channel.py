@@ -53,8 +53,7 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
     array([...8 values...])
     """
-    with np.errstate(all="ignore"):  # non-finite values are refused by the patterns
-        vector = _per_channel(value, feature)
+    vector = _per_channel(value, feature, quiet=False)
     if vector is None or vector.shape[0] not in (1, size):
         return None
     if vector.shape[0] == size:
@@ -72,8 +71,7 @@ def uniform_f64(value: ir.Value) -> float | None:
     >>> uniform_f64(broadcast_in_dim(constant(-inf), dims=[]))  # doctest: +SKIP
     -inf
     """
-    with np.errstate(all="ignore"):
-        vector = _per_channel(value, None)
+    vector = _per_channel(value, None, quiet=False)
     return None if vector is None or vector.shape != (1,) else float(vector[0])
 
 
@@ -142,9 +140,12 @@ def _source(value: ir.Value, feature: int | None, size: int) -> Narrow | None:
     return Narrow(value, feature)
 
 
-def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
+def _per_channel(value: ir.Value, feature: int | None, quiet: bool = True) -> np.ndarray | None:
     """Values along `feature` (None: the value must be uniform), as a 1-D float64 array.
-    Called with numpy's floating-point errors ignored (`per_channel_f64`, `uniform_f64`)."""
+    Numpy's floating-point errors are ignored (non-finite values are refused by the
+    patterns): `quiet` says they are already (the readers' own calls); else the reader
+    is called under `np.errstate` (the broadcasts walked to it touch no numpy, and most
+    walks with weight arguments end at a block argument, where none is entered)."""
     # Each accessor is a call into the bindings: the type and the owner are read once,
     # and the owner's reader is found by its class (`value.owner` is the registered class
     # itself; `isinstance` against each in turn cost a fifth of this analysis). The
@@ -161,19 +162,25 @@ def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
         value = owner.operands[0]
     read = _READERS.get(kind)
     if read is not None:
-        return read(owner, feature, shaped)
+        if quiet:
+            return read(owner, feature, shaped)
+        with np.errstate(all="ignore"):
+            return read(owner, feature, shaped)
     if not isinstance(owner, ir.OpView) and _CALLS:
         with _in_caller(value) as operand:  # a callee's argument: the call's operand
-            return None if operand is None else _per_channel(operand, feature)
+            return None if operand is None else _per_channel(operand, feature, quiet)
     return None
 
 
 def _operand_dimension(dims: ir.DenseI64ArrayAttr, feature: int | None) -> int | None:
     """The operand dimension a broadcast's `broadcast_dimensions` `dims` lays along result
     dimension `feature`; None if none does (or `feature` is None). Read by index, as
-    `dimensions` reads them."""
+    `dimensions` reads them; first the one a broadcast that adds no dimension lays there."""
     if feature is not None:
-        for d in range(len(dims)):
+        count = len(dims)
+        if feature < count and dims[feature] == feature:
+            return feature  # (the dimensions are distinct: the only one)
+        for d in range(count):
             if dims[d] == feature:
                 return d
     return None
@@ -358,9 +365,11 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     """The values along `feature` if `array` varies along no other dimension."""
     if array.size == 0:
         return None
+    if feature == 0 and array.ndim == 1:  # a [C] constant, as most are
+        return array.astype(np.float64)
     if feature is not None and _unit_except(array.shape, feature):
-        # Varies along `feature` at most (a [C] or 1x1x1xC constant, as most are): it is
-        # its own line, nothing to compare.
+        # Varies along `feature` at most (a 1x1x1xC constant): it is its own line, nothing
+        # to compare.
         return array.reshape(-1).astype(np.float64)
     if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
         keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
