@@ -63,7 +63,7 @@ def dense_attr_of(op) -> ir.DenseElementsAttr | None:
     """`constant_attr` of an op already read (a value's `owner`: an op or a block)."""
     if not isinstance(op, (stablehlo.ConstantOp, arith.ConstantOp)):
         return None
-    attr = op.value
+    attr = op.attributes["value"]  # what `op.value` reads, one Python call fewer
     if not isinstance(attr, ir.DenseElementsAttr):
         # dense_resource blobs cannot be read back through jaxlib's Python API.
         return None
@@ -76,12 +76,12 @@ def read_dense(attr: ir.DenseElementsAttr) -> np.ndarray | None:
     Zero-copy for f16/f32/f64 (a read-only view of the attribute's storage; a splat is
     broadcast without copying). None for element types other than f16, bf16, f32, f64.
     """
-    shaped = ir.ShapedType(attr.type)
-    dtype = float_dtype(shaped.element_type)
+    shaped = attr.type  # a dense attribute's type is shaped (the bindings give its class)
+    dtype = _FLOAT_DTYPES.get(type(shaped.element_type))  # `float_dtype`
     if dtype is None:
         return None
-    shape = tuple(shaped.shape)
-    if dtype == _BF16:
+    shape = shaped.shape
+    if dtype is _BF16:
         flat = _read_bf16(attr)
     else:
         flat = np.asarray(attr)
@@ -136,7 +136,10 @@ def round_to(dtype: np.dtype, values: np.ndarray) -> np.ndarray | None:
             rounded = _round_to_odd_f32(values).astype(_BF16)
         else:
             rounded = values.astype(dtype)
-    if not np.isfinite(rounded).all():  # the method: np.all's dispatch costs more on [C]
+    finite = np.isfinite(rounded)
+    # Counted: on a [C] vector `.all()`'s reduction costs 0.7 us, about twice `isfinite` and
+    # the count together (np.all's dispatch costs more still).
+    if np.count_nonzero(finite) != finite.size:
         return None
     return rounded
 

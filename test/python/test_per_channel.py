@@ -14,7 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stablehlo_bnfold.analysis.per_channel import _vector_along
+from stablehlo_bnfold.analysis.per_channel import _unit_except, _vector_along
 
 DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
 
@@ -92,6 +92,50 @@ def test_vector_along_refuses_a_constant_that_is_not_per_channel_and_accepts_one
     per_channel = per_channel_array(rng, (2, 8, 8, 4), 3, dtype)
     np.testing.assert_array_equal(_vector_along(per_channel, 3),
                                   per_channel[0, 0, 0].astype(np.float64))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (1, 1, 1, 6), (1, 6, 1, 1), (2, 1, 3),
+                                   (1, 0, 1), (0,), (1, 1), (4, 4)])
+def test_unit_except_answers_as_the_plain_definition(shape):
+    for feature in (None, -1, *range(len(shape) + 2)):
+        want = all(n == 1 for d, n in enumerate(shape) if d != feature)
+        assert _unit_except(list(shape), feature) == want, (shape, feature)
+        assert _unit_except(shape, feature) == want, (shape, feature)
+
+
+_TRANSPOSED = """
+func.func @main() -> (tensor<1x3xf32>, tensor<1x4x3xf32>, tensor<1x3x4xf32>) {
+  %c = stablehlo.constant dense<[[1.5], [2.5], [-3.5]]> : tensor<3x1xf32>
+  %t = stablehlo.broadcast_in_dim %c, dims = [1, 0] : (tensor<3x1xf32>) -> tensor<1x3xf32>
+  %r = stablehlo.reshape %c : (tensor<3x1xf32>) -> tensor<1x3xf32>
+  %a = stablehlo.broadcast_in_dim %r, dims = [0, 2] : (tensor<1x3xf32>) -> tensor<1x4x3xf32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<1x3xf32>) -> tensor<1x3x4xf32>
+  return %t, %a, %b : tensor<1x3xf32>, tensor<1x4x3xf32>, tensor<1x3x4xf32>
+}
+"""
+
+
+def test_a_broadcast_that_moves_the_feature_dimension_is_read_along_its_operand_dimension():
+    from jaxlib.mlir import ir
+
+    from stablehlo_bnfold.analysis.per_channel import per_channel_f64, per_channel_source
+    from stablehlo_bnfold.io import make_context
+
+    values = np.array([1.5, 2.5, -3.5])
+    with make_context():
+        module = ir.Module.parse(_TRANSPOSED)
+        returned = module.body.operations[0].regions[0].blocks[0].operations[-1]
+        transposed, added, kept = returned.operands
+        np.testing.assert_array_equal(per_channel_f64(transposed, 1, 3), values)
+        assert per_channel_f64(transposed, 0, 1) is None  # varies along result dimension 1
+        np.testing.assert_array_equal(per_channel_f64(added, 2, 3), values)
+        assert per_channel_f64(added, 1, 4) is None
+        np.testing.assert_array_equal(per_channel_f64(kept, 1, 3), values)
+        assert per_channel_f64(kept, 2, 4) is None
+        source = per_channel_source(added, 2, 3)  # through the reshape: %c's dimension 0
+        assert source is not None and source.feature == 0
+        assert source.value.owner.name == "stablehlo.constant"
+        assert per_channel_source(added, 1, 4) is None
 
 
 _DEBIAS = """

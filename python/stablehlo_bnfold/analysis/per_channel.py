@@ -53,8 +53,7 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
     array([...8 values...])
     """
-    with np.errstate(all="ignore"):  # non-finite values are refused by the patterns
-        vector = _per_channel(value, feature)
+    vector = _per_channel(value, feature, quiet=False)
     if vector is None or vector.shape[0] not in (1, size):
         return None
     if vector.shape[0] == size:
@@ -72,8 +71,7 @@ def uniform_f64(value: ir.Value) -> float | None:
     >>> uniform_f64(broadcast_in_dim(constant(-inf), dims=[]))  # doctest: +SKIP
     -inf
     """
-    with np.errstate(all="ignore"):
-        vector = _per_channel(value, None)
+    vector = _per_channel(value, None, quiet=False)
     return None if vector is None or vector.shape != (1,) else float(vector[0])
 
 
@@ -111,74 +109,122 @@ def per_channel_source(value: ir.Value, feature: int, size: int) -> Narrow | Non
     `broadcast_in_dim(reshape(%scale: C -> 1x1x1xC), dims = [0, 1, 2, 3])` has the source
     `Narrow(reshape(%scale), 3)`.
     """
-    narrow = _source(value, feature)
-    if narrow is None:
-        return None
-    shape = ir.ShapedType(narrow.value.type).shape
-    if narrow.feature is not None and shape[narrow.feature] not in (1, size):
-        return None
-    return narrow
+    return _source(value, feature, size)
 
 
-def _source(value: ir.Value, feature: int | None) -> Narrow | None:
+def _source(value: ir.Value, feature: int | None, size: int) -> Narrow | None:
+    """`per_channel_source` along `feature` of `value` (None: a single element)."""
     owner = value.owner
     kind = type(owner)  # (the registered class itself: see `_per_channel`)
-    if kind is stablehlo.BroadcastInDimOp or kind is stablehlo.DynamicBroadcastInDimOp:
-        dims = dimensions(owner.broadcast_dimensions)
-        return _source(owner.operand, dims.index(feature) if feature in dims else None)
+    while kind is stablehlo.BroadcastInDimOp or kind is stablehlo.DynamicBroadcastInDimOp:
+        feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
+        value = owner.operands[0]
+        owner = value.owner
+        kind = type(owner)
     shaped = value.type  # read past the broadcasts only
     if kind is stablehlo.ReshapeOp and shaped.has_static_shape:
-        operand_shape = owner.operand.type.shape
-        wide = [d for d, n in enumerate(operand_shape) if n != 1]
+        operand = owner.operands[0]
+        wide = [d for d, n in enumerate(operand.type.shape) if n != 1]
         # With `feature` None a single element is asked for: a reshape of a wide operand
         # ([1, C] -> [C] broadcast along a batch dimension) is not one.
-        if all(n == 1 for d, n in enumerate(shaped.shape) if d != feature):
+        if _unit_except(shaped.shape, feature):
             if len(wide) <= 1:
-                return _source(owner.operand, wide[0] if wide else None)
+                return _source(operand, wide[0] if wide else None, size)
     if not shaped.has_static_shape:
         return None
-    if any(n != 1 for d, n in enumerate(shaped.shape) if d != feature):
+    shape = shaped.shape
+    if not _unit_except(shape, feature):
+        return None
+    if feature is not None and shape[feature] not in (1, size):
         return None
     return Narrow(value, feature)
 
 
-def _per_channel(value: ir.Value, feature: int | None) -> np.ndarray | None:
+def _per_channel(value: ir.Value, feature: int | None, quiet: bool = True) -> np.ndarray | None:
     """Values along `feature` (None: the value must be uniform), as a 1-D float64 array.
-    Called with numpy's floating-point errors ignored (`per_channel_f64`, `uniform_f64`)."""
+    Numpy's floating-point errors are ignored (non-finite values are refused by the
+    patterns): `quiet` says they are already (the readers' own calls); else the reader
+    is called under `np.errstate` (`_quietly`: the broadcasts walked to it touch no
+    numpy, and most walks with weight arguments end at a block argument, where none is
+    entered)."""
     # Each accessor is a call into the bindings: the type and the owner are read once,
     # and the owner's reader is found by its class (`value.owner` is the registered class
-    # itself; `isinstance` against each in turn cost a fifth of this analysis).
-    if feature is not None and value.type.is_dynamic_dim(feature):
-        return None
-    owner = value.owner
-    read = _READERS.get(type(owner))
+    # itself; `isinstance` against each in turn cost a fifth of this analysis). The
+    # broadcasts that most per-channel values are seen through are walked here, in a loop.
+    while True:
+        shaped = value.type
+        if feature is not None and shaped.is_dynamic_dim(feature):
+            return None
+        owner = value.owner
+        kind = type(owner)
+        if kind is not stablehlo.BroadcastInDimOp and kind is not stablehlo.DynamicBroadcastInDimOp:
+            break
+        feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
+        value = owner.operands[0]
+    read = _READERS.get(kind)
     if read is not None:
-        return read(owner, feature)
+        return read(owner, feature, shaped) if quiet else _quietly(read, owner, feature, shaped)
     if not isinstance(owner, ir.OpView) and _CALLS:
         with _in_caller(value) as operand:  # a callee's argument: the call's operand
-            return None if operand is None else _per_channel(operand, feature)
+            return None if operand is None else _per_channel(operand, feature, quiet)
     return None
 
 
-def _through_convert(op: stablehlo.ConvertOp, feature: int | None) -> np.ndarray | None:
-    """A convert of a per-channel value (or of integer constants), rounded to its float
-    type as the op rounds."""
-    inner = _per_channel(op.operand, feature)
+@np.errstate(all="ignore")  # as a decorator: half the cost of a `with` block (numpy 2)
+def _quietly(
+    read, owner: ir.OpView, feature: int | None, shaped: ir.ShapedType
+) -> np.ndarray | None:
+    """`read(owner, feature, shaped)` with numpy's floating-point errors ignored."""
+    return read(owner, feature, shaped)
+
+
+def _operand_dimension(dims: ir.DenseI64ArrayAttr, feature: int | None) -> int | None:
+    """The operand dimension a broadcast's `broadcast_dimensions` `dims` lays along result
+    dimension `feature`; None if none does (or `feature` is None). Read by index, as
+    `dimensions` reads them; first the one a broadcast that adds no dimension lays there."""
+    if feature is not None:
+        count = len(dims)
+        if feature < count and dims[feature] == feature:
+            return feature  # (the dimensions are distinct: the only one)
+        for d in range(count):
+            if dims[d] == feature:
+                return d
+    return None
+
+
+def _unit_except(shape: list[int] | tuple[int, ...], feature: int | None) -> bool:
+    """Whether every dimension of `shape` other than `feature` (None, or one out of range:
+    every dimension) has size 1."""
+    ones = shape.count(1)
+    if feature is None or not 0 <= feature < len(shape):
+        return ones == len(shape)
+    return ones + (shape[feature] != 1) == len(shape)
+
+
+def _through_convert(
+    op: stablehlo.ConvertOp, feature: int | None, shaped: ir.ShapedType
+) -> np.ndarray | None:
+    """A convert (of type `shaped`) of a per-channel value (or of integer constants),
+    rounded to its float type as the op rounds."""
+    operand = op.operands[0]
+    inner = _per_channel(operand, feature)
     if inner is None:
-        inner = _integers_along(op.operand, feature)
-    dtype = float_dtype(op.result.type.element_type)
+        inner = _integers_along(operand, feature)
+    dtype = float_dtype(shaped.element_type)
     if inner is None or dtype is None:
         return None
     rounded = round_to(dtype, inner)
     return None if rounded is None else rounded.astype(np.float64)
 
 
-def _constant(op: ir.OpView, feature: int | None) -> np.ndarray | None:
+def _constant(op: ir.OpView, feature: int | None, shaped: ir.ShapedType) -> np.ndarray | None:
     """A float constant's values along `feature` (a scalar `arith.constant`, torch-mlir's
-    epsilon, as a 1-element vector)."""
-    scalar = _scalar_constant(op)
-    if scalar is not None:
-        return scalar
+    epsilon, as a 1-element vector). `shaped`, the result's type, is not read: the
+    attribute's own type is."""
+    if type(op) is arith.ConstantOp:
+        scalar = _scalar_constant(op)
+        if scalar is not None:
+            return scalar
     attr = dense_attr_of(op)
     if attr is None:
         return None
@@ -215,7 +261,9 @@ _CALLS: list[tuple[ir.Block, tuple[ir.Value, ...]]] = []
 call's operands, which its arguments stand for."""
 
 
-def _through_call(call: func.CallOp, feature: int | None) -> np.ndarray | None:
+def _through_call(
+    call: func.CallOp, feature: int | None, shaped: ir.ShapedType
+) -> np.ndarray | None:
     """The value the function `call` calls returns, evaluated with its arguments bound to
     the call's operands (`_in_caller`); None where its body is not one block returning one
     value, or calls nest more than 8 deep."""
@@ -252,13 +300,15 @@ _COMPARE = {
 }
 
 
-def _select(op: stablehlo.SelectOp, feature: int | None) -> np.ndarray | None:
-    """select(pred, a, b) on per-channel values, pred a compare of per-channel values or
-    integer constants (`_predicate`). A scalar pred (jnp.where on a scalar condition) must
-    be uniform: it has no dimension `feature` (reading one past its rank crashed the
-    bindings)."""
-    pred_type, result_type = ir.ShapedType(op.pred.type), ir.ShapedType(op.result.type)
-    pred = _predicate(op.pred, feature if pred_type.rank == result_type.rank else None)
+def _select(
+    op: stablehlo.SelectOp, feature: int | None, shaped: ir.ShapedType
+) -> np.ndarray | None:
+    """select(pred, a, b) of type `shaped` on per-channel values, pred a compare of
+    per-channel values or integer constants (`_predicate`). A scalar pred (jnp.where on a
+    scalar condition) must be uniform: it has no dimension `feature` (reading one past its
+    rank crashed the bindings)."""
+    pred_type = ir.ShapedType(op.pred.type)
+    pred = _predicate(op.pred, feature if pred_type.rank == shaped.rank else None)
     on_true = _per_channel(op.on_true, feature) if pred is not None else None
     on_false = _per_channel(op.on_false, feature) if on_true is not None else None
     if on_false is None or len({pred.shape[0], on_true.shape[0], on_false.shape[0]} - {1}) > 1:
@@ -300,10 +350,11 @@ def _scalar_constant(owner: ir.OpView) -> np.ndarray | None:
     return None
 
 
-def _elementwise(op: ir.OpView, feature: int | None) -> np.ndarray | None:
-    """An elementwise op on per-channel values, evaluated in float64 (no intermediate
-    rounding: the folded value is the exact expression, rounded once by the caller)."""
-    if float_dtype(op.result.type.element_type) is None:
+def _elementwise(op: ir.OpView, feature: int | None, shaped: ir.ShapedType) -> np.ndarray | None:
+    """An elementwise op (of type `shaped`) on per-channel values, evaluated in float64
+    (no intermediate rounding: the folded value is the exact expression, rounded once by
+    the caller)."""
+    if float_dtype(shaped.element_type) is None:
         return None
     operands = op.operands
     first = _per_channel(operands[0], feature)  # stop at the first that is not per-channel
@@ -324,9 +375,11 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     """The values along `feature` if `array` varies along no other dimension."""
     if array.size == 0:
         return None
-    if feature is not None and all(n == 1 for d, n in enumerate(array.shape) if d != feature):
-        # Varies along `feature` at most (a [C] or 1x1x1xC constant, as most are): it is
-        # its own line, nothing to compare.
+    if feature == 0 and array.ndim == 1:  # a [C] constant, as most are
+        return array.astype(np.float64)
+    if feature is not None and _unit_except(array.shape, feature):
+        # Varies along `feature` at most (a 1x1x1xC constant): it is its own line, nothing
+        # to compare.
         return array.reshape(-1).astype(np.float64)
     if 0 in array.strides:  # a splat, as read_dense returns it: one element repeated
         keep = (slice(0, 1) if s == 0 and d != feature else slice(None)
@@ -353,35 +406,28 @@ def _vector_along(array: np.ndarray, feature: int | None) -> np.ndarray | None:
     return line.reshape(-1).astype(np.float64)
 
 
-def _through_broadcast(op: ir.OpView, feature: int | None) -> np.ndarray | None:
-    dims = dimensions(op.broadcast_dimensions)
-    operand_feature = dims.index(feature) if feature in dims else None
-    return _per_channel(op.operand, operand_feature)
-
-
-def _through_reshape(op: stablehlo.ReshapeOp, feature: int | None) -> np.ndarray | None:
-    """A reshape keeps a per-channel vector when the feature dimension is the only
-    non-unit dimension on both sides (e.g. C -> 1x1x1xC)."""
-    result_type = ir.ShapedType(op.result.type)
-    operand_type = ir.ShapedType(op.operand.type)
-    if not (result_type.has_static_shape and operand_type.has_static_shape):
+def _through_reshape(
+    op: stablehlo.ReshapeOp, feature: int | None, shaped: ir.ShapedType
+) -> np.ndarray | None:
+    """A reshape (to `shaped`) keeps a per-channel vector when the feature dimension is
+    the only non-unit dimension on both sides (e.g. C -> 1x1x1xC)."""
+    operand = op.operands[0]
+    operand_type = operand.type
+    if not (shaped.has_static_shape and operand_type.has_static_shape):
         return None
-    result_shape, operand_shape = result_type.shape, operand_type.shape
     if feature is None:
-        return _per_channel(op.operand, None)
-    if any(n != 1 for d, n in enumerate(result_shape) if d != feature):
+        return _per_channel(operand, None)
+    if not _unit_except(shaped.shape, feature):
         return None
-    wide = [d for d, n in enumerate(operand_shape) if n != 1]
+    wide = [d for d, n in enumerate(operand_type.shape) if n != 1]
     if len(wide) > 1:
         return None
     if not wide:
-        return _per_channel(op.operand, None)
-    return _per_channel(op.operand, wide[0])
+        return _per_channel(operand, None)
+    return _per_channel(operand, wide[0])
 
 
 _READERS = {
-    stablehlo.BroadcastInDimOp: _through_broadcast,
-    stablehlo.DynamicBroadcastInDimOp: _through_broadcast,
     **{kind: _elementwise for kind in (*BINARY_UFUNC, *UNARY_UFUNC)},
     stablehlo.SelectOp: _select,
     func.CallOp: _through_call,
@@ -390,8 +436,9 @@ _READERS = {
     stablehlo.ConstantOp: _constant,
     arith.ConstantOp: _constant,
 }
-"""How `_per_channel` reads a value, by its producer's class: through the ops a
-per-channel value is seen through, evaluating the elementwise ones, down to constants."""
+"""How `_per_channel` reads a value, by its producer's class and with the value's type:
+through the ops a per-channel value is seen through (broadcasts are walked by
+`_per_channel` itself), evaluating the elementwise ones, down to constants."""
 
 
 def per_feature_block_f64(value: ir.Value, dims: tuple[int, ...]) -> np.ndarray | None:
