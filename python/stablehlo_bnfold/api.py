@@ -76,7 +76,9 @@ def fold_batch_norm(
       StableHLO and the module verified first, as for the other kinds);
     - `str` MLIR text: text is returned;
     - `bytes`, MLIR bytecode, a StableHLO portable artifact or an `Exported.serialize()`:
-      the same format is returned (a portable artifact keeps its StableHLO version);
+      the same format is returned (a portable artifact keeps its StableHLO version); a
+      `bytearray` (what `Exported.serialize()` returns) is folded as its bytes and comes
+      back a `bytearray`;
     - an `os.PathLike` (`pathlib.Path("model.jax")`): the file's bytes, folded as `bytes`
       are (the folded file's bytes are returned, in its format; messages name the file).
 
@@ -118,6 +120,9 @@ def fold_batch_norm(
     if not isinstance(options, str):
         raise FoldError(f"fold_batch_norm: options must be a str of key=value pairs, got {type(options).__name__}")
     FoldBatchNormPass.parse_options(options)  # a FoldError before anything is read
+    if isinstance(module, bytearray):  # what Exported.serialize() returns: folded as its bytes
+        folded = fold_batch_norm(bytes(module), with_report=with_report, verify=verify, trusted=trusted, options=options)
+        return (bytearray(folded[0]), folded[1]) if with_report else bytearray(folded)
     source = "<input>"
     if isinstance(module, os.PathLike):  # its bytes, as `bytes` are folded
         from .io import read_file
@@ -148,7 +153,7 @@ def fold_batch_norm(
             data = module
         else:
             raise FoldError(
-                f"fold_batch_norm: expected jax.export.Exported, ir.Module, str, bytes or os.PathLike, "
+                f"fold_batch_norm: expected jax.export.Exported, ir.Module, str, bytes, bytearray or os.PathLike, "
                 f"got {type(module).__name__}"
             )
         if isinstance(data, str):

@@ -296,3 +296,78 @@ def test_a_scalar_argument_is_no_data_for_the_activation_sized_count():
         # The convolution only: the broadcast of the scalar is computed from it alone.
         assert count_activation_sized([arguments[1]]) == 1
         assert count_activation_sized([arguments[0], arguments[1]]) == 2
+
+
+_CONV_OF = "stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x2xf32>, tensor<1x1x2x3xf32>) -> tensor<1x4x4x3xf32>"
+
+DECOMPOSED_NORM_AFTER_A_PLATFORM_CASE = f"""
+func.func @main(%platform: tensor<i32>, %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {{
+  %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+  %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+  %inv = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+  %beta = stablehlo.constant dense<[0.25, -0.5, 1.0]> : tensor<3xf32>
+  %c = "stablehlo.case"(%platform) ({{
+    %c0 = {_CONV_OF}
+    stablehlo.return %c0 : tensor<1x4x4x3xf32>
+  }}, {{
+    %c1 = {_CONV_OF}
+    stablehlo.return %c1 : tensor<1x4x4x3xf32>
+  }}) : (tensor<i32>) -> tensor<1x4x4x3xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %ib = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %bb = stablehlo.broadcast_in_dim %beta, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  %s = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
+  %m = stablehlo.multiply %s, %ib : tensor<1x4x4x3xf32>
+  %y = stablehlo.add %m, %bb : tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}}
+"""
+
+DECOMPOSED_NORM_IN_A_WHILE_BODY = f"""
+func.func @main(%x0: tensor<1x4x4x2xf32>) -> tensor<1x4x4x3xf32> {{
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %init = stablehlo.constant dense<0.0> : tensor<1x4x4x3xf32>
+  %r:3 = stablehlo.while(%i = %zero, %x = %x0, %acc = %init) : tensor<i64>, tensor<1x4x4x2xf32>, tensor<1x4x4x3xf32>
+  cond {{
+    %n = stablehlo.constant dense<2> : tensor<i64>
+    %p = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %j = stablehlo.add %i, %one : tensor<i64>
+    %k = stablehlo.constant dense<0.5> : tensor<1x1x2x3xf32>
+    %mean = stablehlo.constant dense<[0.5, -1.0, 0.25]> : tensor<3xf32>
+    %inv = stablehlo.constant dense<[1.5, 0.5, 2.0]> : tensor<3xf32>
+    %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+    %ib = stablehlo.broadcast_in_dim %inv, dims = [3] : (tensor<3xf32>) -> tensor<1x4x4x3xf32>
+    %c = {_CONV_OF}
+    %s = stablehlo.subtract %c, %mb : tensor<1x4x4x3xf32>
+    %m = stablehlo.multiply %s, %ib : tensor<1x4x4x3xf32>
+    %a = stablehlo.add %acc, %m : tensor<1x4x4x3xf32>
+    stablehlo.return %j, %x, %a : tensor<i64>, tensor<1x4x4x2xf32>, tensor<1x4x4x3xf32>
+  }}
+  return %r#2 : tensor<1x4x4x3xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "module, removed",
+    [
+        # subtract and multiply go; the add stays as the bias add (jax.export's
+        # multi-platform lowering: the platform index selects a branch)
+        (DECOMPOSED_NORM_AFTER_A_PLATFORM_CASE, 2),
+        # subtract and multiply go, a bias add is built: the loop's data enters the body
+        # through its block arguments
+        (DECOMPOSED_NORM_IN_A_WHILE_BODY, 1),
+    ],
+    ids=["after_a_case", "in_a_while_body"],
+)
+def test_the_activation_sized_ops_removed_count_ops_the_data_reaches_through_regions(module, removed):
+    # The data reaches the convolution inside the case's branches or the while's body, and
+    # the ops after it through the region's results.
+    import stablehlo_bnfold
+
+    _, report = stablehlo_bnfold.fold_batch_norm(module, with_report=True)
+    assert report.summary()["norms"] == 1 and report.summary()["folded_whole"] == 1, str(report)
+    assert report.summary()["activation_ops_removed"] == removed, str(report)

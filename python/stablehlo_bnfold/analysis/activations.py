@@ -68,7 +68,9 @@ def _scalar(value: ir.Value) -> bool:
 def count_activation_sized(data: Iterable[ir.Value]) -> int:
     """How many ops are activation-sized and computed from `data` (a function's data
     arguments, `data_arguments`): the ops their uses reach, and the uses of those ops'
-    results, through calls and into regions that read them; each op once.
+    results, through calls, into regions that read them (a `while`'s through its block
+    arguments) and out of `case`, `if` and `while` regions through what they return; each
+    op once.
 
     >>> count_activation_sized([entry.arguments[i] for i in data_arguments(function)])   # doctest: +SKIP
     3
@@ -77,8 +79,10 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
     # constants (half of a network's ops, which a walk over every op reads too). An op is
     # known by its first result: a value's hash is the address of the MLIR value behind
     # it, the same from every handle (an op's own handle is not unique). Types are
-    # uniqued: each is sized once.
-    pending, seen, count, sized = list(data), set(), 0, {}
+    # uniqued: each is sized once. Values reached through a region are known by their
+    # hash too: a loop body returns its block arguments, which would otherwise be reached
+    # again at each return.
+    pending, seen, through_regions, count, sized = list(data), set(), set(), 0, {}
     while pending:
         for use in pending.pop().uses:
             user = use.owner
@@ -89,6 +93,12 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
                 continue
             if name == "stablehlo.dynamic_broadcast_in_dim" and use.operand_number != 0:
                 continue  # the output shape is sizes
+            if name == "stablehlo.return":  # out of a branch or a loop body (a multi-platform export)
+                pending.extend(_first_time(_returned_to(user, use.operand_number), through_regions))
+                continue
+            if name == "stablehlo.while":  # into the loop's regions, as their block arguments
+                arguments = [region.blocks[0].arguments[use.operand_number] for region in user.regions]
+                pending.extend(_first_time(arguments, through_regions))
             results = user.results
             if not len(results):
                 continue
@@ -107,3 +117,23 @@ def count_activation_sized(data: Iterable[ir.Value]) -> int:
             else:
                 pending.extend(results)
     return count
+
+
+def _first_time(values: list[ir.Value], reached: set) -> list[ir.Value]:
+    """Those of `values` not in `reached` (by hash), now added to it."""
+    new = [v for v in values if hash(v) not in reached]
+    reached.update(hash(v) for v in new)
+    return new
+
+
+def _returned_to(terminator: ir.Operation, index: int) -> list[ir.Value]:
+    """The values that operand `index` of a `stablehlo.return` becomes: the result of a
+    `case` or `if` that the branch returns, or, from a `while`'s body, the loop's result and
+    its regions' block arguments of the next iteration. None from a `while`'s condition or
+    a reduction's body (a scalar computation whose results the data reaches anyway)."""
+    parent = terminator.parent
+    if parent.name in ("stablehlo.case", "stablehlo.if"):
+        return [parent.results[index]]
+    if parent.name == "stablehlo.while" and terminator.operation.block == parent.regions[1].blocks[0]:
+        return [parent.results[index], *(region.blocks[0].arguments[index] for region in parent.regions)]
+    return []

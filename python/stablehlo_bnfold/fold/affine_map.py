@@ -556,11 +556,12 @@ def is_data_argument(argument: ir.Value, budget: int = 64) -> bool:
     spatial size, or batch 1 after a dense layer, the activation has the shape of a
     reshaped parameter and no broadcast places it), at the sizes a dynamic broadcast or
     reshape reads, and at the function's return; a call it goes into the function called
-    (back out to the call's result at its return). A weight argument reaches the kernel, or
-    is broadcast onto the activation first (a norm's statistics, a bias). Any other block
-    argument (of a region: a loop's state) is data; so is one whose walk passes `budget`
-    ops. The answer is read once a pass run (`read_once_a_run`): a fold that contracts a
-    shift argument with the weights would otherwise make it read as data after it."""
+    (back out to the call's result at its return), a `while` into its regions (as their
+    block arguments). A weight argument reaches the kernel, or is broadcast onto the
+    activation first (a norm's statistics, a bias). Any other block argument (of a region:
+    a loop's state) is data; so is one whose walk passes `budget` ops. The answer is read
+    once a pass run (`read_once_a_run`): a fold that contracts a shift argument with the
+    weights would otherwise make it read as data after it."""
     return _passage().read_once_a_run(_data_key(argument), lambda: _is_data(argument, budget))
 
 
@@ -696,6 +697,8 @@ def _reaches_as_data(argument: ir.Value, budget: int, reads: _Reads) -> bool:
                 if calls:
                     pending.extend((r, calls[:-1]) for r in calls[-1].results)
                 continue
+            if name == "stablehlo.while":  # the loop's regions read it as a block argument
+                pending.extend((r.blocks[0].arguments[number], calls) for r in operation.regions)
             key = (hash(operation), calls)
             if key in seen:
                 continue
