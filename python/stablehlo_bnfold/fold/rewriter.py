@@ -227,7 +227,7 @@ class FoldRewriter:
     def constant(self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location) -> ir.Value:
         """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded)."""
         attr = dense_attr(values, ir.RankedTensorType(tensor_type))
-        return self._track(stablehlo.ConstantOp(attr, loc=loc, ip=self._ip())).result
+        return self._created_op("stablehlo.constant", attr.type, (), {"value": attr}, loc).result
 
     def with_operand(self, op: ir.OpView, index: int, value: ir.Value) -> ir.Value:
         """A copy of `op` (same attributes and location) whose operand `index` is `value`."""
@@ -294,8 +294,8 @@ class FoldRewriter:
         dims = [dim] if isinstance(dim, int) else list(dim)
         result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
-            op = stablehlo.BroadcastInDimOp(result_type, vector, dims, ip=self._ip())
-            return self._track(op).result
+            attributes = {"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)}
+            return self._created_op("stablehlo.broadcast_in_dim", result_type, (vector,), attributes).result
         if shape is not None and not self._defined_before(shape):
             shape = None  # (a shape computed after the op built: it would not dominate it)
         if shape is not None or isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
@@ -361,6 +361,9 @@ class FoldRewriter:
 
     def elementwise(self, op_class: type, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         """A binary elementwise op on two values of the same type."""
+        lhs_type = lhs.type
+        if lhs_type == rhs.type:  # the type the builder would infer, without inferring it
+            return self._created_op(op_class.OPERATION_NAME, lhs_type, (lhs, rhs)).result
         return self._track(op_class(lhs, rhs, ip=self._ip())).result
 
     def vector(self, value, channels: int, element_type: ir.Type) -> ir.Value | None:
@@ -474,6 +477,18 @@ class FoldRewriter:
 
     def _ip(self) -> ir.InsertionPoint:
         return ir.InsertionPoint(self._anchor)
+
+    def _created_op(
+        self, name: str, result_type: ir.Type, operands: tuple, attributes: dict | None = None,
+        loc: ir.Location | None = None,
+    ) -> ir.Operation:
+        """An op `name` of one result of `result_type`, built and tracked like the others:
+        the generic builder, a third of the cost of an op class's (which reads its
+        context, checks each attribute and infers the result type)."""
+        op = ir.Operation.create(name, (result_type,), operands, attributes, loc=loc, ip=ir.InsertionPoint(self._anchor))
+        self._created.append(op)
+        self._recorder.created(op)
+        return op
 
     def _track(self, op):
         self._created.append(op.operation)
