@@ -563,8 +563,8 @@ class Recorder:
     ) -> None:
         """Record that `op` was folded into `linear`; `norm` is the number (`new_norm`) of
         the chain it was folded with, by default a new one: a norm of its own."""
-        self.skips.pop((op_key(op.operation), pattern), None)
         key = op_key(op.operation)
+        self.skips.pop((key, pattern), None)
         if key not in self.built:
             norm = self.new_norm() if norm is None else norm
             self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, norm, key))

@@ -262,9 +262,12 @@ def _chain_users_reason(chain: BiasedLinear) -> Reason | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
         return reasons.BIAS_ADD_USERS
-    if not single_user(chain.linear_value) or not all(
-        single_user(linear.result) for linear in chain.branches
-    ):
+    if not single_user(chain.linear_value):
+        return reasons.PRODUCER_USERS
+    branches = chain.branches
+    if len(branches) == 1 and type(chain.linear_value.owner) is not stablehlo.CaseOp:
+        return None  # the linear op's result is `linear_value`, just asked about
+    if not all(single_user(linear.result) for linear in branches):
         return reasons.PRODUCER_USERS
     return None
 
@@ -284,6 +287,9 @@ class Weights:
     of that convert (`values` None): the graph scales them in their own wider type and
     converts the product once, `convert_T(reshape(W_F) * s)` (mixed precision, see
     `master_value`)."""
+    source: StoredWeights | None = None
+    """Where `values` are stored, when `weights_of` read them from there
+    (`stored_source`): what a fold's new weights are noted as scaled from."""
 
 
 def weights_of(
@@ -313,14 +319,15 @@ def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> We
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    values = stored_weights(value)
+    source = stored_source(value)  # (`stored_weights`, its source kept)
+    values = None if source is None else source.values()
     if values is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if values is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
         # multiply on k, another activation: nothing is removed.
         return reasons.WEIGHTS_ARE_ACTIVATIONS
-    return Weights(layout, value, values, tensor_type, dtype)
+    return Weights(layout, value, values, tensor_type, dtype, source=source)
 
 
 def stored_weights(value: ir.Value) -> np.ndarray | None:

@@ -135,7 +135,7 @@ def plan_fold(
     weights_exact = scale is None or (
         isinstance(scale, np.ndarray) and all(w.values is not None for w in weights)
     )
-    if linear.linear_value != linear.linear.result and not weights_exact:
+    if not weights_exact and linear.linear_value != linear.linear.result:
         # The factor is computed after the case; the branches cannot see it.
         return reasons.CASE_WEIGHTS_NOT_CONSTANT
     new_weights = []
@@ -153,7 +153,7 @@ def plan_fold(
             return reasons.FOLDED_BIAS_OVERFLOW
         if bias_add is None:
             bias_add = linear.bias_add is not None
-        if not bias_add and not np.any(bias):
+        if not bias_add and not bias.any():
             bias = None
     if after is not None:
         after = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), after)
@@ -290,16 +290,16 @@ def _new_linear(
     elif bias is not None and not isinstance(bias, np.ndarray):
         element_type = ir.RankedTensorType(root.result.type).element_type
         bias = rw.vector(bias, _channels(root, linear, feature, plan.after_feature), element_type)
-    in_case = linear.linear_value != linear.linear.result
     if linear_result is None:
         linear_result = linear.linear_value
+    in_case = bool(plan.weights) and linear.linear_value != linear.linear.result
     for op, new in zip(linear.branches, plan.weights):
         weights = new.weights
         index = weights.layout.weight_operand
         with rw.building_before(op) if in_case else contextlib.nullcontext():
             if new.values is not None:
                 value = rw.constant(new.values, weights.tensor_type, weights.value.owner.location)
-                rw.weights_rounded_from(value, weights.value, scale, weights.layout.weight_axis)
+                rw.weights_rounded_from(value, weights.value, scale, weights.layout.weight_axis, weights.source)
             elif weights.master is not None:
                 # convert_T(W_F * s): the product in the master's type F, rounded to T once.
                 value = rw.scaled_master(weights.master, weights.tensor_type, scale, weights.layout.weight_axis)

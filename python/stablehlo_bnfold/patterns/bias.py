@@ -31,7 +31,9 @@ __all__ = [
 
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
-    if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
+    result = op.result  # (each accessor is a call into the bindings: read once)
+    result_type = ir.RankedTensorType(result.type)
+    if float_dtype(result_type.element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
     candidates = linear_operands(op, orders)
@@ -45,14 +47,14 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     linear, feature, shift, seen = match
     if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
-    channels = ir.RankedTensorType(op.result.type).shape[feature]
+    channels = result_type.shape[feature]
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen, rw.unrounded)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
     if isinstance(shift, np.ndarray) and not np.isfinite(shift).all():
         return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
-    shift = per_channel_op(ufunc, bias, shift, op.result)
+    shift = per_channel_op(ufunc, bias, shift, result)
     plan = plan_fold(op, linear, feature, scale=None, shift=shift, weights=None)
     if isinstance(plan, Reason):
         return rw.skip(op, plan)

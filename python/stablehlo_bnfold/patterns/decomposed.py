@@ -155,7 +155,8 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     reason instead of None (`fold_chain` reads the cost rule's)."""
     below, first = plans[-1], plans[0]
     root = below.root
-    uses = iter(root.result.uses)
+    root_result = root.result  # (each accessor is a call into the bindings: read once)
+    uses = iter(root_result.uses)
     use = next(uses, None)
     if use is None or next(uses, None) is not None:
         return None
@@ -163,7 +164,10 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     if isinstance(op, ir.Operation):
         op = op.opview
     kind = type(op)
-    if kind not in PATTERN_NAMES or op.result.type != root.result.type:
+    if kind not in PATTERN_NAMES:
+        return None
+    result = op.result
+    if result.type != root_result.type:
         return None
     index = use.operand_number
     if index != 0 and kind in (stablehlo.SubtractOp, stablehlo.DivOp):
@@ -175,7 +179,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
         return None
     bias = below.bias
     if bias is None:
-        bias = np.zeros(ir.RankedTensorType(root.result.type).shape[below.feature])
+        bias = np.zeros(ir.RankedTensorType(root_result.type).shape[below.feature])
     elif isinstance(bias, np.ndarray):
         bias = below.shift  # in float64: the chain's bias is rounded once, at its end
     elif not isinstance(bias, Computed):
@@ -188,13 +192,15 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     factor = per_channel(other, feature, channels, rw.fold_weight_arguments)
     if factor is None:
         return None
-    chain = BiasedLinear(first.linear.linear_value, first.linear.branches, None, None)
+    chain = below.linear  # L alone, no bias add: made once, for the first op above
+    if below is first:
+        chain = BiasedLinear(first.linear.linear_value, first.linear.branches, None, None)
     has_bias_add = below.bias is not None
     if not scales:
         if isinstance(factor, np.ndarray) and not np.isfinite(factor).all():
             return None
         ufunc = np.add if kind is stablehlo.AddOp else np.subtract
-        shift = per_channel_op(ufunc, bias, factor, op.result)
+        shift = per_channel_op(ufunc, bias, factor, result)
         return plan_fold(op, chain, feature, scale=None, shift=shift, weights=None, bias_add=has_bias_add)
     divide = kind is stablehlo.DivOp
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
@@ -205,8 +211,8 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     if isinstance(factor, np.ndarray) and factor_reason(factor, divide) is not None:
         return None
     if divide:
-        factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
-    shift = per_channel_op(np.multiply, bias, factor, op.result)
+        factor = per_channel_op(np.divide, np.ones(channels), factor, result)
+    shift = per_channel_op(np.multiply, bias, factor, result)
     return plan_fold(
         op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
         larger_weights=rw.fold_larger_weight_arguments,
