@@ -93,7 +93,7 @@ def unrounded_bias_of(recorder: Recorder, bias: ir.Value, feature: int) -> np.nd
 
 def unrounded_weights(recorder: Recorder, weights: ir.Value) -> np.ndarray | None:
     """The float64 values a fold of this pass run rounded the weights constant `weights`
-    from (`FoldRewriter.weights_rounded_from`), where they round to its stored values:
+    from (`FoldRewriter.scaled_weights`), where they round to its stored values:
     that constant, not another one built at its address since; else None."""
     owner = weights.owner
     if not isinstance(owner, stablehlo.ConstantOp):
@@ -224,10 +224,14 @@ class FoldRewriter:
         copy): W * s rounded to `dtype` again, which the report marks."""
         self.rounded_again = dtype
 
-    def constant(self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location) -> ir.Value:
-        """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded)."""
+    def constant(
+        self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location, rounded_from: object = None,
+    ) -> ir.Value:
+        """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded);
+        `rounded_from`, when given, noted as what they were rounded from
+        (`Recorder.unrounded`: see `rounded_from` and `scaled_weights`)."""
         attr = dense_attr(values, ir.RankedTensorType(tensor_type))
-        return self._created_op("stablehlo.constant", attr.type, (), {"value": attr}, loc).result
+        return self._created_op("stablehlo.constant", attr.type, (), {"value": attr}, loc, rounded_from).result
 
     def with_operand(self, op: ir.OpView, index: int, value: ir.Value) -> ir.Value:
         """A copy of `op` (same attributes and location) whose operand `index` is `value`."""
@@ -256,9 +260,9 @@ class FoldRewriter:
         the chain reads (`unrounded`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
-        constant = self.constant(bias, bias_type, self._at.location)
-        if unrounded is not None:
-            self.rounded_from(constant, unrounded)
+        # (`rounded_from`'s note, made with the constant: its address read once)
+        note = unrounded if unrounded is not None and unrounded.shape == bias.shape else None
+        constant = self.constant(bias, bias_type, self._at.location, note)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature, shape))
 
     def rounded_from(self, constant: ir.Value, unrounded: np.ndarray) -> None:
@@ -272,19 +276,20 @@ class FoldRewriter:
         (`unrounded_bias_of`)."""
         return unrounded_bias_of(self._recorder, bias, feature)
 
-    def weights_rounded_from(
-        self, constant: ir.Value, weights: ir.Value, scale: np.ndarray, axis: int,
+    def scaled_weights(
+        self, values: np.ndarray, weights: ir.Value, tensor_type: ir.Type, scale: np.ndarray, axis: int,
         source: StoredWeights | None = None,
-    ) -> None:
-        """Note that the weights constant `constant`, built here, holds the weights
-        `weights` (a constant, stored at `source`, by default `stored_source(weights)`)
-        times `scale` along `axis`, rounded once: a merge of parallel branches sums them
-        unrounded (`unrounded_weights`). The recipe, not the float64 product: it holds
-        the attribute, which the context keeps anyway, and a [C] vector."""
+    ) -> ir.Value:
+        """A constant of `tensor_type` holding `values`, the weights `weights` (a constant,
+        stored at `source`, by default `stored_source(weights)`) times `scale` along
+        `axis`, rounded once, with `weights`' location; noted as such (`Recorder.unrounded`):
+        a merge of parallel branches sums them unrounded (`unrounded_weights`). The
+        recipe, not the float64 product: it holds the attribute, which the context keeps
+        anyway, and a [C] vector."""
         if source is None:
             source = stored_source(weights)
-        if source is not None:
-            self._recorder.unrounded[op_key(constant.owner.operation)] = ScaledWeights(source, scale, axis)
+        note = None if source is None else ScaledWeights(source, scale, axis)
+        return self.constant(values, tensor_type, weights.owner.location, note)
 
     def broadcast(
         self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int],
@@ -395,6 +400,11 @@ class FoldRewriter:
         value they read built once, in the order the analysis computed them; one built
         already in this application (an earlier op of the chain `acting_for` builds) is
         reused."""
+        for value in values:
+            if isinstance(value, Computed):
+                break
+        else:
+            return values  # constants and IR already: nothing to build (most calls)
         realized = self._realized
         pending = [v for v in values if isinstance(v, Computed) and v not in realized]
         if pending:
@@ -418,8 +428,6 @@ class FoldRewriter:
                     realized[node] = self.unary(op_class, *operands)
                 else:
                     realized[node] = self.elementwise(op_class, *operands)
-        elif not any(isinstance(v, Computed) for v in values):
-            return values  # constants and IR already: nothing to build
         return tuple(realized[v] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
@@ -477,15 +485,18 @@ class FoldRewriter:
 
     def _created_op(
         self, name: str, result_type: ir.Type, operands: tuple, attributes: dict | None = None,
-        loc: ir.Location | None = None,
+        loc: ir.Location | None = None, rounded_from: object = None,
     ) -> ir.Operation:
-        """An op `name` of one result of `result_type`, built and tracked like the others:
-        the generic builder, a third of the cost of an op class's (which reads its
-        context, checks each attribute and infers the result type)."""
+        """An op `name` of one result of `result_type`, built and tracked like the others
+        (`rounded_from`: see `constant`): the generic builder, a third of the cost of an
+        op class's (which reads its context, checks each attribute and infers the result
+        type)."""
         ip = ir.InsertionPoint(self._anchor)
         op = ir.Operation.create(name, (result_type,), operands, attributes, loc=loc, ip=ip)
         self._created.append(op)
-        self._recorder.created(op)
+        key = self._recorder.created(op)
+        if rounded_from is not None:
+            self._recorder.unrounded[key] = rounded_from
         return op
 
     def _track(self, op):
@@ -549,8 +560,9 @@ class FoldRewriter:
         for linear in self._rebuilt_linear:
             # (Before its block's terminator: the op a fold builds before may be gone.)
             at_end = ir.InsertionPoint.at_block_terminator(linear.operation.block)
-            reader = stablehlo.NegOp(linear.results[0], ip=at_end)
-            self._rewriter.erase_op(reader.operation)
+            result = linear.results[0]
+            reader = ir.Operation.create("stablehlo.negate", (result.type,), (result,), ip=at_end)
+            self._rewriter.erase_op(reader)
         self._rebuilt_linear.clear()
 
     def _erase_unread_created(self) -> None:

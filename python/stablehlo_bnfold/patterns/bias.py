@@ -16,7 +16,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from ..fold import reasons
-from ..fold.affine_map import CHAIN_OPS, biased_linear, chain_bias, per_channel_op
+from ..fold.affine_map import CHAIN_OPS, all_finite, biased_linear, chain_bias, per_channel_op
 from ..fold.plan import plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
@@ -51,7 +51,7 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen, rw.unrounded)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    if isinstance(shift, np.ndarray) and not np.isfinite(shift).all():
+    if isinstance(shift, np.ndarray) and not all_finite(shift):
         return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
     shift = per_channel_op(ufunc, bias, shift, result)

@@ -13,7 +13,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.layouts import linear_layout, linear_layouts
+from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import (
     Narrow,
     per_channel_f64,
@@ -29,6 +29,7 @@ from ..fold.affine_map import (
     Computed,
     PerChannel,
     Weights,
+    all_finite,
     biased_linear,
     chain_bias,
     computed_by_linear_op,
@@ -118,7 +119,7 @@ def _plain(plan: FoldPlan) -> bool:
     if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
         return False
     # A convolution's weights produce one dimension, the one the plan folds along.
-    return isinstance(op, stablehlo.ConvolutionOp) or set(linear_layouts(op)) == {plan.feature}
+    return isinstance(op, stablehlo.ConvolutionOp) or set(linear.layouts) == {plan.feature}
 
 
 def _left_alone(plan: FoldPlan) -> bool:
@@ -153,7 +154,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     converts first (a narrow value) ends it; the driver then applies that op's pattern
     as ever, to the built IR. Where the op's own plan is refused (`plan_fold`), the
     reason instead of None (`fold_chain` reads the cost rule's)."""
-    below, first = plans[-1], plans[0]
+    below = plans[-1]
     root = below.root
     root_result = root.result  # (each accessor is a call into the bindings: read once)
     uses = iter(root_result.uses)
@@ -193,11 +194,11 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     if factor is None:
         return None
     chain = below.linear  # L alone, no bias add: made once, for the first op above
-    if below is first:
-        chain = BiasedLinear(first.linear.linear_value, first.linear.branches, None, None)
+    if chain.bias_add is not None:
+        chain = BiasedLinear(chain.linear_value, chain.branches, None, None)
     has_bias_add = below.bias is not None
     if not scales:
-        if isinstance(factor, np.ndarray) and not np.isfinite(factor).all():
+        if isinstance(factor, np.ndarray) and not all_finite(factor):
             return None
         ufunc = np.add if kind is stablehlo.AddOp else np.subtract
         shift = per_channel_op(ufunc, bias, factor, result)
@@ -261,7 +262,7 @@ def per_channel_matches(
     for chain, other in candidates:
         if chains and not fold_weight_arguments:
             continue
-        layouts = linear_layouts(chain.linear)
+        layouts = chain.layouts
         for feature in range(len(shape)):
             if shape[feature] < 0 or feature not in layouts:
                 continue
