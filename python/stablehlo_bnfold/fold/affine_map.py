@@ -327,7 +327,7 @@ def _weights(linear: ir.OpView, layout: LinearLayout | None, fold_weight_argumen
     dtype = float_dtype(tensor_type.element_type)
     if dtype is None:
         return reasons.WEIGHT_ELEMENT_TYPE
-    if dtype.itemsize < float_dtype(ir.ShapedType(linear.result.type).element_type).itemsize:
+    if dtype.itemsize < float_dtype(ir.ShapedType(linear.results[0].type).element_type).itemsize:
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS

@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import shape_read_from, static_elements
 from ..constants import float_dtype, round_to, scale_along
 from . import reasons
-from .affine_map import BiasedLinear, PerChannel, Weights, per_channel_op, reads_an_argument
+from .affine_map import BiasedLinear, Computed, PerChannel, Weights, per_channel_op, reads_an_argument
 from .reasons import Reason
 from .rewriter import FoldRewriter, Outcome
 
@@ -150,7 +150,7 @@ def plan_fold(
         new_weights.append(NewWeights(branch_weights, values))
     bias = shift
     if isinstance(shift, np.ndarray):
-        bias = round_to(float_dtype(ir.ShapedType(root.result.type).element_type), shift)
+        bias = round_to(float_dtype(ir.ShapedType(root.results[0].type).element_type), shift)
         if bias is None:
             return reasons.FOLDED_BIAS_OVERFLOW
         if bias_add is None:
@@ -294,7 +294,7 @@ def _new_linear(
         bias = rw.vector(bias, _channels(root, linear, feature, plan.after_feature), element_type)
     if linear_result is None:
         linear_result = linear.linear_value
-    in_case = bool(plan.weights) and linear.linear_value != linear.linear.result
+    in_case = bool(plan.weights) and linear.linear_value != linear.linear.results[0]
     for op, new in zip(linear.branches, plan.weights):
         weights = new.weights
         index = weights.layout.weight_operand
@@ -373,15 +373,26 @@ def build_chain(plans: tuple[FoldPlan, ...], patterns: tuple[str, ...], rw: Fold
         return build(plans[0], rw)
     linear_result = None
     for plan in plans[:-1]:
+        if _builds_nothing(plan):
+            continue  # (Flax's `L - mean`, a constant shift the steps after it carry on)
         with rw.acting_for(plan.root):
             linear_result, _ = _new_linear(plan, rw, linear_result)
     last = plans[-1]
     with rw.acting_for(last.root):
         added = _built_linear(last, rw, own_shape=False, linear_result=linear_result)
-    steps = tuple(zip((plan.root for plan in plans), patterns))
-    if any(_in_graph(plan) for plan in plans) and _costs_ops(last, rw, [last.root], any_plan=True):
+    steps = tuple(zip([plan.root for plan in plans], patterns))
+    if any(map(_in_graph, plans)) and _costs_ops(last, rw, [last.root], any_plan=True):
         return rw.skip(last.root, reasons.COST_MORE_OPS_IN_GRAPH)
     return rw.folded_chain(steps, added, last.linear.linear)
+
+
+def _builds_nothing(plan: FoldPlan) -> bool:
+    """Whether `_new_linear` builds no op for `plan`: it replaces no weights, and its
+    scale and bias are constants or none (nothing to realize or make a vector of)."""
+    return (
+        not plan.weights and not isinstance(plan.scale, Computed)
+        and (plan.bias is None or isinstance(plan.bias, np.ndarray))
+    )
 
 
 def _in_graph(plan: FoldPlan) -> bool:
@@ -426,7 +437,7 @@ def _full_size_operand(root: ir.OpView, linear: BiasedLinear, linear_result: ir.
     batch) would keep the replaced linear op alive beside the new one."""
     chain_value = linear.bias_add.result if linear.bias_add is not None else linear.linear_value
     for operand in root.operands:
-        if operand != chain_value and operand.type == root.result.type:
+        if operand != chain_value and operand.type == root.results[0].type:
             if not shape_read_from_chain(operand, linear):
                 return operand
             return linear_result

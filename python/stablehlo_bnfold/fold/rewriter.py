@@ -573,7 +573,10 @@ class FoldRewriter:
         would erase them only in a sweep of its own, then sweep once more over every op
         to confirm nothing changed."""
         for created in reversed(self._created):
-            if not any(next(iter(result.uses), None) is not None for result in created.results):
+            for result in created.results:
+                if next(iter(result.uses), None) is not None:
+                    break  # read
+            else:
                 self._rewriter.erase_op(created)
         self._created.clear()
 

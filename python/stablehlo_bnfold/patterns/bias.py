@@ -31,7 +31,9 @@ __all__ = [
 
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
-    result = op.result  # (each accessor is a call into the bindings: read once)
+    # Each accessor is a call into the bindings: read once (`results[0]`: the generated
+    # `result` reads `operation` first).
+    result = op.results[0]
     result_type = ir.RankedTensorType(result.type)
     if float_dtype(result_type.element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)

@@ -93,7 +93,7 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
             plans.append(above)
     elif above == reasons.COST_WEIGHTS_LARGER and first_bias:
         return rw.skip(plan.root, reasons.COST_WEIGHTS_LARGER)
-    return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
+    return build_chain(tuple(plans), tuple([PATTERN_NAMES[type(p.root)] for p in plans]), rw)
 
 
 def _first_bias_in_graph(plan: FoldPlan) -> bool:
@@ -116,7 +116,7 @@ def _plain(plan: FoldPlan) -> bool:
     if plan.through or not isinstance(plan.feature, int) or len(linear.branches) != 1:
         return False
     op = linear.linear
-    if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
+    if linear.linear_value != op.results[0] or not ir.RankedTensorType(plan.root.results[0].type).has_static_shape:
         return False
     # A convolution's weights produce one dimension, the one the plan folds along.
     return isinstance(op, stablehlo.ConvolutionOp) or set(linear.layouts) == {plan.feature}
@@ -156,7 +156,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     reason instead of None (`fold_chain` reads the cost rule's)."""
     below = plans[-1]
     root = below.root
-    root_result = root.result  # (each accessor is a call into the bindings: read once)
+    root_result = root.results[0]  # (read once: each accessor is a call into the bindings)
     uses = iter(root_result.uses)
     use = next(uses, None)
     if use is None or next(uses, None) is not None:
@@ -167,7 +167,7 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     kind = type(op)
     if kind not in PATTERN_NAMES:
         return None
-    result = op.result
+    result = op.results[0]
     if result.type != root_result.type:
         return None
     index = use.operand_number
@@ -186,12 +186,14 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     elif not isinstance(bias, Computed):
         return None
     other = op.operands[1 - index]
-    if biased_linear(other) is not None:
-        return None  # two chains: the pattern would look at the other one first
     feature = below.feature
     channels = bias.shape[0] if isinstance(bias, np.ndarray) else bias.channels
     factor = per_channel(other, feature, channels, rw.fold_weight_arguments)
     if factor is None:
+        return None
+    # Two chains: the pattern would look at the other one first. (Constants are never
+    # one: `per_channel_f64` evaluates no linear op, nor an add of one.)
+    if not isinstance(factor, np.ndarray) and biased_linear(other) is not None:
         return None
     chain = below.linear  # L alone, no bias add: made once, for the first op above
     if chain.bias_add is not None:
