@@ -571,7 +571,12 @@ class FoldRewriter:
         step's bias reads past the negation the first built), and forget the rest. Only
         at the end of an application (the caller builds nothing after it): the driver
         would erase them only in a sweep of its own, then sweep once more over every op
-        to confirm nothing changed."""
+        to confirm nothing changed. Only per-channel values computed in the graph can be
+        left unread (`realize`, and the vectors of narrow values): with none built, no
+        op is looked at (a chain on constants)."""
+        if not self._realized and not self._narrow_vectors:
+            self._created.clear()
+            return
         for created in reversed(self._created):
             for result in created.results:
                 if next(iter(result.uses), None) is not None:
