@@ -277,7 +277,7 @@ def _chain_users_reason(chain: BiasedLinear) -> Reason | None:
     if not single_user(chain.linear_value):
         return reasons.PRODUCER_USERS
     branches = chain.branches
-    if len(branches) == 1 and type(chain.linear_value.owner) is not stablehlo.CaseOp:
+    if len(branches) == 1 and chain.linear_value == branches[0].results[0]:
         return None  # the linear op's result is `linear_value`, just asked about
     if not all(single_user(linear.result) for linear in branches):
         return reasons.PRODUCER_USERS
