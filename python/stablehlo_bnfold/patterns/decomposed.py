@@ -155,22 +155,14 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     as ever, to the built IR. Where the op's own plan is refused (`plan_fold`), the
     reason instead of None (`fold_chain` reads the cost rule's)."""
     below = plans[-1]
-    root = below.root
-    root_result = root.results[0]  # (read once: each accessor is a call into the bindings)
-    uses = iter(root_result.uses)
-    use = next(uses, None)
-    if use is None or next(uses, None) is not None:
+    root_result = below.root.results[0]  # (read once: each accessor is a call into the bindings)
+    reader = _only_reader(root_result)
+    if reader is None:
         return None
-    op = use.owner
-    if isinstance(op, ir.Operation):
-        op = op.opview
+    op, index = reader
     kind = type(op)
-    if kind not in PATTERN_NAMES:
+    if kind not in PATTERN_NAMES or (result := op.results[0]).type != root_result.type:
         return None
-    result = op.results[0]
-    if result.type != root_result.type:
-        return None
-    index = use.operand_number
     if index != 0 and kind in (stablehlo.SubtractOp, stablehlo.DivOp):
         return None  # c - (L + b), c / (L + b): no per-channel affine map of L
     if kind is stablehlo.AddOp and below.bias is None:
@@ -221,6 +213,17 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
         op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
         larger_weights=rw.fold_larger_weight_arguments,
     )
+
+
+def _only_reader(value: ir.Value) -> tuple[ir.OpView, int] | None:
+    """The one op that reads `value` and the operand it reads it as; None where none or
+    several do."""
+    uses = iter(value.uses)
+    use = next(uses, None)
+    if use is None or next(uses, None) is not None:
+        return None
+    op = use.owner
+    return (op.opview if isinstance(op, ir.Operation) else op), use.operand_number
 
 
 def linear_operands(
