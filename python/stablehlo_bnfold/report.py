@@ -486,11 +486,12 @@ class Recorder:
     once, as one fold does; scaled weights' recipe (`rewriter.ScaledWeights`), which a
     merge of parallel branches sums unrounded (`rewriter.unrounded_weights`)."""
 
-    def created(self, op: ir.Operation) -> None:
+    def created(self, op: ir.Operation) -> int:
         """Note that a pattern built `op`: folds and skips of it are not candidates of the
         input (a bias add a fold built, passed on into the next linear op, continues that
         fold), so they are not reported. An op skipped earlier at the same address has
-        been erased: its skips go with it, or `finish` would report them for `op`."""
+        been erased: its skips go with it, or `finish` would report them for `op`.
+        Returns its address (`op_key`), for a note of the caller's."""
         key = op_key(op)
         self.built.add(key)
         self._chains.pop(key, None)
@@ -499,6 +500,7 @@ class Recorder:
             for stale in [entry for entry in self.skips if entry[0] == key]:
                 del self.skips[stale]
             self._skipped.discard(key)
+        return key
 
     def was_built(self, op: ir.OpView) -> bool:
         """Whether a pattern built `op`."""
@@ -563,8 +565,8 @@ class Recorder:
     ) -> None:
         """Record that `op` was folded into `linear`; `norm` is the number (`new_norm`) of
         the chain it was folded with, by default a new one: a norm of its own."""
-        self.skips.pop((op_key(op.operation), pattern), None)
         key = op_key(op.operation)
+        self.skips.pop((key, pattern), None)
         if key not in self.built:
             norm = self.new_norm() if norm is None else norm
             self.folds.append((op.location, pattern, op.operation.name, linear, through, rounded_again, norm, key))

@@ -43,7 +43,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.layouts import LinearLayout, linear_layout
+from ..analysis.layouts import LinearLayout, linear_layout, linear_layouts
 from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source, uniform_f64
 from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense, round_to
@@ -66,6 +66,7 @@ __all__ = [
     "Weights",
     "affine_chain",
     "affine_step",
+    "all_finite",
     "are_data_arguments",
     "batch_norm_scale",
     "batch_norm_statistics",
@@ -146,6 +147,17 @@ class BiasedLinear:
     def linear(self) -> ir.OpView:
         return self.branches[0]
 
+    @property
+    def layouts(self) -> dict[int, LinearLayout]:
+        """`linear_layouts` of `linear`, read from its dimension numbers once for the
+        chain (a matcher and then `weights_of` ask)."""
+        # (Kept in the instance's dict, as `functools.cached_property` would, without the
+        # lock it takes on Python 3.11.)
+        layouts = self.__dict__.get("_layouts")
+        if layouts is None:
+            layouts = self.__dict__["_layouts"] = linear_layouts(self.linear)
+        return layouts
+
 
 def biased_linear(value: ir.Value) -> BiasedLinear | None:
     """The linear op (and bias add) that `value` is, else None. Structure only: users,
@@ -223,7 +235,7 @@ def chain_bias(
         bias = seen if fold_weight_arguments or isinstance(seen, np.ndarray) else None
     if bias is None:
         return reasons.BIAS_NOT_PER_CHANNEL
-    if isinstance(bias, np.ndarray) and not np.isfinite(bias).all():
+    if isinstance(bias, np.ndarray) and not all_finite(bias):
         return reasons.BIAS_NOT_FINITE
     return unrounded_bias(chain.bias_value, feature, bias, unrounded)
 
@@ -262,9 +274,12 @@ def _chain_users_reason(chain: BiasedLinear) -> Reason | None:
     """Why the chain cannot be rewritten in place because something else reads it."""
     if chain.bias_add is not None and not single_user(chain.bias_add.result):
         return reasons.BIAS_ADD_USERS
-    if not single_user(chain.linear_value) or not all(
-        single_user(linear.result) for linear in chain.branches
-    ):
+    if not single_user(chain.linear_value):
+        return reasons.PRODUCER_USERS
+    branches = chain.branches
+    if len(branches) == 1 and chain.linear_value == branches[0].results[0]:
+        return None  # the linear op's result is `linear_value`, just asked about
+    if not all(single_user(linear.result) for linear in branches):
         return reasons.PRODUCER_USERS
     return None
 
@@ -284,6 +299,9 @@ class Weights:
     of that convert (`values` None): the graph scales them in their own wider type and
     converts the product once, `convert_T(reshape(W_F) * s)` (mixed precision, see
     `master_value`)."""
+    source: StoredWeights | None = None
+    """Where `values` are stored, when `weights_of` read them from there
+    (`stored_source`): what a fold's new weights are noted as scaled from."""
 
 
 def weights_of(
@@ -293,15 +311,15 @@ def weights_of(
     `feature`, or why they can't be scaled."""
     found = []
     for linear in chain.branches:
-        weights = _weights(linear, feature, fold_weight_arguments)
+        layout = chain.layouts.get(feature) if linear is chain.linear else linear_layout(linear, feature)
+        weights = _weights(linear, layout, fold_weight_arguments)
         if isinstance(weights, str):
             return weights
         found.append(weights)
     return tuple(found)
 
 
-def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> Weights | Reason:
-    layout = linear_layout(linear, feature)
+def _weights(linear: ir.OpView, layout: LinearLayout | None, fold_weight_arguments: bool) -> Weights | Reason:
     if layout is None:
         return reasons.NOT_OUTPUT_FEATURE
     value = linear.operands[layout.weight_operand]
@@ -309,18 +327,19 @@ def _weights(linear: ir.OpView, feature: int, fold_weight_arguments: bool) -> We
     dtype = float_dtype(tensor_type.element_type)
     if dtype is None:
         return reasons.WEIGHT_ELEMENT_TYPE
-    if dtype.itemsize < float_dtype(ir.ShapedType(linear.result.type).element_type).itemsize:
+    if dtype.itemsize < float_dtype(ir.ShapedType(linear.results[0].type).element_type).itemsize:
         # y * s is computed in the wider result type, the weights exact: rounding K * s
         # to the weights' type would add an error the original never made.
         return reasons.NARROW_WEIGHTS
-    values = stored_weights(value)
+    source = stored_source(value)  # (`stored_weights`, its source kept)
+    values = None if source is None else source.values()
     if values is None and not fold_weight_arguments:
         return reasons.WEIGHTS_NOT_CONSTANT
     if values is None and computed_by_linear_op(value):
         # q @ k^T / sqrt(d): k * (1 / sqrt(d)) removes the divide on [T, T] and adds a
         # multiply on k, another activation: nothing is removed.
         return reasons.WEIGHTS_ARE_ACTIVATIONS
-    return Weights(layout, value, values, tensor_type, dtype)
+    return Weights(layout, value, values, tensor_type, dtype, source=source)
 
 
 def stored_weights(value: ir.Value) -> np.ndarray | None:
@@ -971,10 +990,16 @@ def batch_norm_scale(
     return per_channel_op(np.divide, scale, square_root(denominator, bn.result), bn.result)
 
 
+def all_finite(values: np.ndarray) -> bool:
+    """Whether every one of `values` is finite: `np.isfinite(values).all()` at half the
+    cost on the [C] vectors a fold checks (`ndarray.all` goes through a Python function)."""
+    return np.count_nonzero(np.isfinite(values)) == values.size
+
+
 def factor_reason(c: np.ndarray, divide: bool) -> Reason | None:
     """Why the constant per-channel factor `c` (a divisor with `divide`) cannot be folded
     into weights: it is not finite, or a divisor has a zero."""
-    if not np.isfinite(c).all():
+    if not all_finite(c):
         return reasons.FACTOR_NOT_FINITE
     if divide and not (c != 0).all():
         return reasons.DIVISOR_ZERO

@@ -93,7 +93,7 @@ def unrounded_bias_of(recorder: Recorder, bias: ir.Value, feature: int) -> np.nd
 
 def unrounded_weights(recorder: Recorder, weights: ir.Value) -> np.ndarray | None:
     """The float64 values a fold of this pass run rounded the weights constant `weights`
-    from (`FoldRewriter.weights_rounded_from`), where they round to its stored values:
+    from (`FoldRewriter.scaled_weights`), where they round to its stored values:
     that constant, not another one built at its address since; else None."""
     owner = weights.owner
     if not isinstance(owner, stablehlo.ConstantOp):
@@ -224,10 +224,14 @@ class FoldRewriter:
         copy): W * s rounded to `dtype` again, which the report marks."""
         self.rounded_again = dtype
 
-    def constant(self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location) -> ir.Value:
-        """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded)."""
+    def constant(
+        self, values: np.ndarray, tensor_type: ir.Type, loc: ir.Location, rounded_from: object = None,
+    ) -> ir.Value:
+        """A `stablehlo.constant` of `tensor_type` holding `values` (already rounded);
+        `rounded_from`, when given, noted as what they were rounded from
+        (`Recorder.unrounded`: see `rounded_from` and `scaled_weights`)."""
         attr = dense_attr(values, ir.RankedTensorType(tensor_type))
-        return self._track(stablehlo.ConstantOp(attr, loc=loc, ip=self._ip())).result
+        return self._created_op("stablehlo.constant", attr.type, (), {"value": attr}, loc, rounded_from).result
 
     def with_operand(self, op: ir.OpView, index: int, value: ir.Value) -> ir.Value:
         """A copy of `op` (same attributes and location) whose operand `index` is `value`."""
@@ -256,9 +260,9 @@ class FoldRewriter:
         the chain reads (`unrounded`)."""
         element_type = ir.ShapedType(value.type).element_type
         bias_type = ir.RankedTensorType.get(list(bias.shape), element_type)
-        constant = self.constant(bias, bias_type, self._at.location)
-        if unrounded is not None:
-            self.rounded_from(constant, unrounded)
+        # (`rounded_from`'s note, made with the constant: its address read once)
+        note = unrounded if unrounded is not None and unrounded.shape == bias.shape else None
+        constant = self.constant(bias, bias_type, self._at.location, note)
         return self.elementwise(stablehlo.AddOp, value, self.broadcast(constant, like, feature, shape))
 
     def rounded_from(self, constant: ir.Value, unrounded: np.ndarray) -> None:
@@ -272,15 +276,20 @@ class FoldRewriter:
         (`unrounded_bias_of`)."""
         return unrounded_bias_of(self._recorder, bias, feature)
 
-    def weights_rounded_from(self, constant: ir.Value, weights: ir.Value, scale: np.ndarray, axis: int) -> None:
-        """Note that the weights constant `constant`, built here, holds the weights
-        `weights` (a constant, `stored_source`) times `scale` along `axis`, rounded once:
+    def scaled_weights(
+        self, values: np.ndarray, weights: ir.Value, tensor_type: ir.Type, scale: np.ndarray, axis: int,
+        source: StoredWeights | None = None,
+    ) -> ir.Value:
+        """A constant of `tensor_type` holding `values`, the weights `weights` (a constant,
+        stored at `source`, by default `stored_source(weights)`) times `scale` along
+        `axis`, rounded once, with `weights`' location; noted as such (`Recorder.unrounded`):
         a merge of parallel branches sums them unrounded (`unrounded_weights`). The
         recipe, not the float64 product: it holds the attribute, which the context keeps
         anyway, and a [C] vector."""
-        source = stored_source(weights)
-        if source is not None:
-            self._recorder.unrounded[op_key(constant.owner.operation)] = ScaledWeights(source, scale, axis)
+        if source is None:
+            source = stored_source(weights)
+        note = None if source is None else ScaledWeights(source, scale, axis)
+        return self.constant(values, tensor_type, weights.owner.location, note)
 
     def broadcast(
         self, vector: ir.Value, like: ir.Value, dim: int | tuple[int, ...] | list[int],
@@ -294,8 +303,8 @@ class FoldRewriter:
         dims = [dim] if isinstance(dim, int) else list(dim)
         result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
-            op = stablehlo.BroadcastInDimOp(result_type, vector, dims, ip=self._ip())
-            return self._track(op).result
+            attributes = {"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)}
+            return self._created_op("stablehlo.broadcast_in_dim", result_type, (vector,), attributes).result
         if shape is not None and not self._defined_before(shape):
             shape = None  # (a shape computed after the op built: it would not dominate it)
         if shape is not None or isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
@@ -361,6 +370,9 @@ class FoldRewriter:
 
     def elementwise(self, op_class: type, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         """A binary elementwise op on two values of the same type."""
+        lhs_type = lhs.type
+        if lhs_type == rhs.type:  # the type the builder would infer, without inferring it
+            return self._created_op(op_class.OPERATION_NAME, lhs_type, (lhs, rhs)).result
         return self._track(op_class(lhs, rhs, ip=self._ip())).result
 
     def vector(self, value, channels: int, element_type: ir.Type) -> ir.Value | None:
@@ -388,6 +400,11 @@ class FoldRewriter:
         value they read built once, in the order the analysis computed them; one built
         already in this application (an earlier op of the chain `acting_for` builds) is
         reused."""
+        for value in values:
+            if isinstance(value, Computed):
+                break
+        else:
+            return values  # constants and IR already: nothing to build (most calls)
         realized = self._realized
         pending = [v for v in values if isinstance(v, Computed) and v not in realized]
         if pending:
@@ -411,8 +428,6 @@ class FoldRewriter:
                     realized[node] = self.unary(op_class, *operands)
                 else:
                     realized[node] = self.elementwise(op_class, *operands)
-        elif not any(isinstance(v, Computed) for v in values):
-            return values  # constants and IR already: nothing to build
         return tuple(realized[v] if isinstance(v, Computed) else v for v in values)
 
     def _vector_from_narrow(self, narrow: Narrow, channels: int) -> ir.Value:
@@ -449,18 +464,11 @@ class FoldRewriter:
         finally:
             self._anchor = previous
 
-    @contextlib.contextmanager
-    def acting_for(self, op: ir.OpView):
+    def acting_for(self, op: ir.OpView) -> _ActingFor:
         """Build before `op`, and give new ops `op`'s location, as a pattern applied to
         `op` would: a fold of a chain in one application builds each op's share where
         the fold of that op alone would have (`plan.build_chain`)."""
-        previous = self._anchor, self._at
-        self._anchor, self._at = op, op
-        try:
-            with op.location:
-                yield
-        finally:
-            self._anchor, self._at = previous
+        return _ActingFor(self, op)
 
     def adds_ops(self, replaced: list[ir.OpView]) -> bool:
         """Whether the ops built so far outnumber those that go once `replaced` (the ops
@@ -474,6 +482,22 @@ class FoldRewriter:
 
     def _ip(self) -> ir.InsertionPoint:
         return ir.InsertionPoint(self._anchor)
+
+    def _created_op(
+        self, name: str, result_type: ir.Type, operands: tuple, attributes: dict | None = None,
+        loc: ir.Location | None = None, rounded_from: object = None,
+    ) -> ir.Operation:
+        """An op `name` of one result of `result_type`, built and tracked like the others
+        (`rounded_from`: see `constant`): the generic builder, a third of the cost of an
+        op class's (which reads its context, checks each attribute and infers the result
+        type)."""
+        ip = ir.InsertionPoint(self._anchor)
+        op = ir.Operation.create(name, (result_type,), operands, attributes, loc=loc, ip=ip)
+        self._created.append(op)
+        key = self._recorder.created(op)
+        if rounded_from is not None:
+            self._recorder.unrounded[key] = rounded_from
+        return op
 
     def _track(self, op):
         self._created.append(op.operation)
@@ -517,9 +541,10 @@ class FoldRewriter:
         and record each op folded into `linear` under its pattern's name, as one
         application of each pattern in turn would have; the ops below the last are left
         without readers, for the driver to erase."""
-        norm = self._recorder.norm_of(steps[0][0])
+        recorder, name, rounded_again = self._recorder, linear.operation.name, self._rounded_again_name()
+        norm = recorder.norm_of(steps[0][0])
         for op, pattern in steps:
-            self._recorder.fold(op, pattern, linear.operation.name, "", self._rounded_again_name(), norm=norm)
+            recorder.fold(op, pattern, name, "", rounded_again, norm=norm)
         self._revisit_rebuilt_linear()
         self._rewriter.replace_op(steps[-1][0], [replacement])
         self._erase_unread_created()
@@ -535,8 +560,9 @@ class FoldRewriter:
         for linear in self._rebuilt_linear:
             # (Before its block's terminator: the op a fold builds before may be gone.)
             at_end = ir.InsertionPoint.at_block_terminator(linear.operation.block)
-            reader = stablehlo.NegOp(linear.results[0], ip=at_end)
-            self._rewriter.erase_op(reader.operation)
+            result = linear.results[0]
+            reader = ir.Operation.create("stablehlo.negate", (result.type,), (result,), ip=at_end)
+            self._rewriter.erase_op(reader)
         self._rebuilt_linear.clear()
 
     def _erase_unread_created(self) -> None:
@@ -545,9 +571,17 @@ class FoldRewriter:
         step's bias reads past the negation the first built), and forget the rest. Only
         at the end of an application (the caller builds nothing after it): the driver
         would erase them only in a sweep of its own, then sweep once more over every op
-        to confirm nothing changed."""
+        to confirm nothing changed. Only per-channel values computed in the graph can be
+        left unread (`realize`, and the vectors of narrow values): with none built, no
+        op is looked at (a chain on constants)."""
+        if not self._realized and not self._narrow_vectors:
+            self._created.clear()
+            return
         for created in reversed(self._created):
-            if all(not len(list(result.uses)) for result in created.results):
+            for result in created.results:
+                if next(iter(result.uses), None) is not None:
+                    break  # read
+            else:
                 self._rewriter.erase_op(created)
         self._created.clear()
 
@@ -582,6 +616,28 @@ class FoldRewriter:
         self._created.clear()
         self._rebuilt_linear.clear()
         self._narrow_vectors.clear()
+
+
+class _ActingFor:
+    """`FoldRewriter.acting_for`'s context: a class, not a generator (a third of the cost)."""
+
+    __slots__ = ("_rw", "_op", "_previous", "_location")
+
+    def __init__(self, rw: FoldRewriter, op: ir.OpView):
+        self._rw, self._op = rw, op
+
+    def __enter__(self) -> None:
+        rw, op = self._rw, self._op
+        self._previous = rw._anchor, rw._at
+        rw._anchor, rw._at = op, op
+        self._location = op.location
+        self._location.__enter__()
+
+    def __exit__(self, *exc_info) -> None:
+        try:
+            self._location.__exit__(*exc_info)
+        finally:
+            self._rw._anchor, self._rw._at = self._previous
 
 
 def _laid_along(value: ir.Value, target: ir.RankedTensorType, axis: int) -> bool:

@@ -16,7 +16,7 @@ from jaxlib.mlir.dialects import stablehlo
 from ..analysis.shapes import broadcasts_onto_own_shape
 from ..constants import float_dtype
 from ..fold import reasons
-from ..fold.affine_map import CHAIN_OPS, biased_linear, chain_bias, per_channel_op
+from ..fold.affine_map import CHAIN_OPS, all_finite, biased_linear, chain_bias, per_channel_op
 from ..fold.plan import plan_fold
 from ..fold.reasons import Reason
 from ..fold.rewriter import FoldRewriter, Outcome, Pattern
@@ -31,7 +31,11 @@ __all__ = [
 
 
 def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
-    if float_dtype(ir.RankedTensorType(op.result.type).element_type) is None:
+    # Each accessor is a call into the bindings: read once (`results[0]`: the generated
+    # `result` reads `operation` first).
+    result = op.results[0]
+    result_type = ir.RankedTensorType(result.type)
+    if float_dtype(result_type.element_type) is None:
         return rw.not_candidate(op, reasons.ELEMENT_TYPE)
     orders = ((0, 1),) if sign < 0 else ((0, 1), (1, 0))
     candidates = linear_operands(op, orders)
@@ -45,14 +49,14 @@ def _fold_shift(op: ir.OpView, rw: FoldRewriter, sign: int) -> Outcome:
     linear, feature, shift, seen = match
     if sign > 0 and linear.bias_add is None:
         return rw.not_candidate(op, reasons.ALREADY_BIAS_ADD)
-    channels = ir.RankedTensorType(op.result.type).shape[feature]
+    channels = result_type.shape[feature]
     bias = chain_bias(linear, feature, channels, rw.fold_weight_arguments, seen, rw.unrounded)
     if isinstance(bias, Reason):
         return rw.skip(op, bias)
-    if isinstance(shift, np.ndarray) and not np.isfinite(shift).all():
+    if isinstance(shift, np.ndarray) and not all_finite(shift):
         return rw.skip(op, reasons.SHIFT_NOT_FINITE)
     ufunc = np.add if sign > 0 else np.subtract
-    shift = per_channel_op(ufunc, bias, shift, op.result)
+    shift = per_channel_op(ufunc, bias, shift, result)
     plan = plan_fold(op, linear, feature, scale=None, shift=shift, weights=None)
     if isinstance(plan, Reason):
         return rw.skip(op, plan)

@@ -13,7 +13,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from ..analysis.layouts import linear_layout, linear_layouts
+from ..analysis.layouts import linear_layout
 from ..analysis.per_channel import (
     Narrow,
     per_channel_f64,
@@ -29,6 +29,7 @@ from ..fold.affine_map import (
     Computed,
     PerChannel,
     Weights,
+    all_finite,
     biased_linear,
     chain_bias,
     computed_by_linear_op,
@@ -92,7 +93,7 @@ def fold_chain(plan: FoldPlan, rw: FoldRewriter) -> Outcome:
             plans.append(above)
     elif above == reasons.COST_WEIGHTS_LARGER and first_bias:
         return rw.skip(plan.root, reasons.COST_WEIGHTS_LARGER)
-    return build_chain(tuple(plans), tuple(PATTERN_NAMES[type(p.root)] for p in plans), rw)
+    return build_chain(tuple(plans), tuple([PATTERN_NAMES[type(p.root)] for p in plans]), rw)
 
 
 def _first_bias_in_graph(plan: FoldPlan) -> bool:
@@ -115,10 +116,10 @@ def _plain(plan: FoldPlan) -> bool:
     if plan.through or not isinstance(plan.feature, int) or len(linear.branches) != 1:
         return False
     op = linear.linear
-    if linear.linear_value != op.result or not ir.RankedTensorType(plan.root.result.type).has_static_shape:
+    if linear.linear_value != op.results[0] or not ir.RankedTensorType(plan.root.results[0].type).has_static_shape:
         return False
     # A convolution's weights produce one dimension, the one the plan folds along.
-    return isinstance(op, stablehlo.ConvolutionOp) or set(linear_layouts(op)) == {plan.feature}
+    return isinstance(op, stablehlo.ConvolutionOp) or set(linear.layouts) == {plan.feature}
 
 
 def _left_alone(plan: FoldPlan) -> bool:
@@ -153,48 +154,49 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     converts first (a narrow value) ends it; the driver then applies that op's pattern
     as ever, to the built IR. Where the op's own plan is refused (`plan_fold`), the
     reason instead of None (`fold_chain` reads the cost rule's)."""
-    below, first = plans[-1], plans[0]
-    root = below.root
-    uses = iter(root.result.uses)
-    use = next(uses, None)
-    if use is None or next(uses, None) is not None:
+    below = plans[-1]
+    root_result = below.root.results[0]  # (read once: each accessor is a call into the bindings)
+    reader = _only_reader(root_result)
+    if reader is None:
         return None
-    op = use.owner
-    if isinstance(op, ir.Operation):
-        op = op.opview
+    op, index = reader
     kind = type(op)
-    if kind not in PATTERN_NAMES or op.result.type != root.result.type:
+    if kind not in PATTERN_NAMES or (result := op.results[0]).type != root_result.type:
         return None
-    index = use.operand_number
     if index != 0 and kind in (stablehlo.SubtractOp, stablehlo.DivOp):
         return None  # c - (L + b), c / (L + b): no per-channel affine map of L
     if kind is stablehlo.AddOp and below.bias is None:
         return None  # L + c with no bias add: already canonical (ALREADY_BIAS_ADD)
     scales = kind in (stablehlo.MulOp, stablehlo.DivOp)
-    if scales and any(plan.scale is not None for plan in plans):
-        return None
+    for plan in plans if scales else ():  # (a loop: a generator costs a microsecond here)
+        if plan.scale is not None:
+            return None
     bias = below.bias
     if bias is None:
-        bias = np.zeros(ir.RankedTensorType(root.result.type).shape[below.feature])
+        bias = np.zeros(ir.RankedTensorType(root_result.type).shape[below.feature])
     elif isinstance(bias, np.ndarray):
         bias = below.shift  # in float64: the chain's bias is rounded once, at its end
     elif not isinstance(bias, Computed):
         return None
     other = op.operands[1 - index]
-    if biased_linear(other) is not None:
-        return None  # two chains: the pattern would look at the other one first
     feature = below.feature
     channels = bias.shape[0] if isinstance(bias, np.ndarray) else bias.channels
     factor = per_channel(other, feature, channels, rw.fold_weight_arguments)
     if factor is None:
         return None
-    chain = BiasedLinear(first.linear.linear_value, first.linear.branches, None, None)
+    # Two chains: the pattern would look at the other one first. (Constants are never
+    # one: `per_channel_f64` evaluates no linear op, nor an add of one.)
+    if not isinstance(factor, np.ndarray) and biased_linear(other) is not None:
+        return None
+    chain = below.linear  # L alone, no bias add: made once, for the first op above
+    if chain.bias_add is not None:
+        chain = BiasedLinear(chain.linear_value, chain.branches, None, None)
     has_bias_add = below.bias is not None
     if not scales:
-        if isinstance(factor, np.ndarray) and not np.isfinite(factor).all():
+        if isinstance(factor, np.ndarray) and not all_finite(factor):
             return None
         ufunc = np.add if kind is stablehlo.AddOp else np.subtract
-        shift = per_channel_op(ufunc, bias, factor, op.result)
+        shift = per_channel_op(ufunc, bias, factor, result)
         return plan_fold(op, chain, feature, scale=None, shift=shift, weights=None, bias_add=has_bias_add)
     divide = kind is stablehlo.DivOp
     if isinstance(factor, Narrow) and computed_from_data(factor.value):
@@ -205,12 +207,23 @@ def _plan_above(plans: list[FoldPlan], rw: FoldRewriter) -> FoldPlan | Reason | 
     if isinstance(factor, np.ndarray) and factor_reason(factor, divide) is not None:
         return None
     if divide:
-        factor = per_channel_op(np.divide, np.ones(channels), factor, op.result)
-    shift = per_channel_op(np.multiply, bias, factor, op.result)
+        factor = per_channel_op(np.divide, np.ones(channels), factor, result)
+    shift = per_channel_op(np.multiply, bias, factor, result)
     return plan_fold(
         op, chain, feature, scale=factor, shift=shift, weights=weights, bias_add=has_bias_add,
         larger_weights=rw.fold_larger_weight_arguments,
     )
+
+
+def _only_reader(value: ir.Value) -> tuple[ir.OpView, int] | None:
+    """The one op that reads `value` and the operand it reads it as; None where none or
+    several do."""
+    uses = iter(value.uses)
+    use = next(uses, None)
+    if use is None or next(uses, None) is not None:
+        return None
+    op = use.owner
+    return (op.opview if isinstance(op, ir.Operation) else op), use.operand_number
 
 
 def linear_operands(
@@ -255,7 +268,7 @@ def per_channel_matches(
     for chain, other in candidates:
         if chains and not fold_weight_arguments:
             continue
-        layouts = linear_layouts(chain.linear)
+        layouts = chain.layouts
         for feature in range(len(shape)):
             if shape[feature] < 0 or feature not in layouts:
                 continue
