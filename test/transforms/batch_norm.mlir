@@ -1206,12 +1206,15 @@ func.func @no_fold_dynamic_feature_dim(%arg0: tensor<1x4x4x2xf32>) -> tensor<1x4
 
 // A dynamic batch (torch-mlir's batch_norm_inference on tensor<?x...>), the feature
 // dimension static: folded, the bias broadcast reading its shape from the new
-// convolution, never from the old one (which would stay alive beside it).
+// convolution, never from the old one (which would stay alive beside it): its batch size
+// read, the static sizes one constant.
 // CHECK-LABEL: func.func @fold_dynamic_batch_dim(
 // CHECK:         %[[K:.+]] = stablehlo.constant dense<{{.+}}> : tensor<2x2x2x3xf32>
 // CHECK:         %[[C:.+]] = stablehlo.convolution(%arg0, %[[K]])
 // CHECK-NOT:     stablehlo.convolution
 // CHECK:         stablehlo.get_dimension_size %[[C]], dim = 0
+// CHECK-NOT:     get_dimension_size
+// CHECK:         stablehlo.constant dense<[4, 4, 3]> : tensor<3xi32>
 // CHECK:         %[[B:.+]] = stablehlo.dynamic_broadcast_in_dim
 // CHECK:         %[[Y:.+]] = stablehlo.add %[[C]], %[[B]] : tensor<?x4x4x3xf32>
 // CHECK-NOT:     stablehlo.convolution

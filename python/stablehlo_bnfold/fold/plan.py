@@ -265,9 +265,10 @@ def _shape_donor(root: ir.OpView, linear: BiasedLinear, like: ir.Value) -> ir.Va
     per-channel value broadcast to the activation, jax.export's symbolic batch: its
     shape built from the batch size argument), of `like`'s shape (`like` dynamic, and no
     dynamic broadcast itself) and not read from the chain (`shape_read_from_chain`): the
-    bias broadcast reuses it where it would read each dimension size of `like` again
-    (the precision island's root, a convert, has no operand of its type to read it from:
-    a `get_dimension_size` and a reshape a dimension and a concatenate each fold)."""
+    bias broadcast reuses it where it would build `like`'s shape again (the precision
+    island's root, a convert, has no operand of its type to read it from: a
+    `get_dimension_size` and a reshape each dynamic dimension, a constant and a
+    concatenate each fold; `FoldRewriter._shape_of`)."""
     like_type = ir.RankedTensorType(like.type)
     if like_type.has_static_shape or isinstance(like.owner, stablehlo.DynamicBroadcastInDimOp):
         return None

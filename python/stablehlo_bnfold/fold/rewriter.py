@@ -299,7 +299,7 @@ class FoldRewriter:
         `dim` to the type of `like`; a dynamic type gets a `dynamic_broadcast_in_dim` whose
         shape is `shape` when given (a shape value of `like`'s shape, defined before the
         op built), else that of `like` (reused when `like` is itself a dynamic broadcast,
-        else read with `get_dimension_size`)."""
+        else built: `_shape_of`)."""
         dims = [dim] if isinstance(dim, int) else list(dim)
         result_type = ir.RankedTensorType(like.type)
         if result_type.has_static_shape:
@@ -311,14 +311,38 @@ class FoldRewriter:
             shape = like.owner.output_dimensions if shape is None else shape
             op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
             return self._track(op).result
-        sizes = []
-        for d in range(result_type.rank):
-            size = self._track(stablehlo.GetDimensionSizeOp(like, d, ip=self._ip()))
-            one = ir.RankedTensorType.get([1], ir.RankedTensorType(size.result.type).element_type)
-            sizes.append(self._track(stablehlo.ReshapeOp(one, size.result, ip=self._ip())).result)
-        shape = self._track(stablehlo.ConcatenateOp(sizes, 0, ip=self._ip())).result
+        shape = self._shape_of(like, result_type)
         op = stablehlo.DynamicBroadcastInDimOp(result_type, vector, shape, dims, ip=self._ip())
         return self._track(op).result
+
+    def _shape_of(self, like: ir.Value, result_type: ir.RankedTensorType) -> ir.Value:
+        """The shape of `like` (of the dynamic `result_type`) as a 1-D i32 tensor: each
+        dynamic dimension's size read with `get_dimension_size` (reshaped to one element),
+        each run of static ones a constant, joined by a concatenate where there are
+        several parts (a symbolic batch: one size read, one constant)."""
+        parts, static = [], []
+        i32 = ir.IntegerType.get_signless(32)
+        for d, size in enumerate(result_type.shape):
+            if not result_type.is_dynamic_dim(d):
+                static.append(size)
+                continue
+            if static:
+                parts.append(self._sizes(static, i32))
+                static = []
+            read = self._track(stablehlo.GetDimensionSizeOp(like, d, ip=self._ip()))
+            one = ir.RankedTensorType.get([1], ir.RankedTensorType(read.result.type).element_type)
+            parts.append(self._track(stablehlo.ReshapeOp(one, read.result, ip=self._ip())).result)
+        if static:
+            parts.append(self._sizes(static, i32))
+        if len(parts) == 1:
+            return parts[0]
+        return self._track(stablehlo.ConcatenateOp(parts, 0, ip=self._ip())).result
+
+    def _sizes(self, sizes: list[int], element_type: ir.Type) -> ir.Value:
+        """A constant 1-D tensor of `sizes`."""
+        kind = ir.RankedTensorType.get([len(sizes)], element_type)
+        attr = ir.DenseElementsAttr.get(np.array(sizes, dtype=np.int32), type=kind)
+        return self._track(stablehlo.ConstantOp(attr, ip=self._ip())).result
 
     def _defined_before(self, value: ir.Value) -> bool:
         """Whether `value` is an argument, or computed before the op the next op is built
