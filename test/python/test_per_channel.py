@@ -138,6 +138,54 @@ def test_a_broadcast_that_moves_the_feature_dimension_is_read_along_its_operand_
         assert per_channel_source(added, 1, 4) is None
 
 
+
+_CONSTANT_OR_SOURCE = """
+func.func @main(%s: tensor<3xf32>, %n: tensor<2xi32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<2x3xf32>) {
+  %c = stablehlo.constant dense<[1.5, 2.5, -3.5]> : tensor<3xf32>
+  %bc = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %dc = stablehlo.dynamic_broadcast_in_dim %c, %n, dims = [1] : (tensor<3xf32>, tensor<2xi32>) -> tensor<?x?xf32>
+  %ds = stablehlo.dynamic_broadcast_in_dim %s, %n, dims = [1] : (tensor<3xf32>, tensor<2xi32>) -> tensor<?x?xf32>
+  %m = stablehlo.multiply %bc, %bs : tensor<2x3xf32>
+  return %bc, %bs, %dc, %ds, %m : tensor<2x3xf32>, tensor<2x3xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<2x3xf32>
+}
+"""
+
+
+def test_the_constant_or_the_source_in_one_walk_answers_as_the_two_walks_do():
+    from jaxlib.mlir import ir
+
+    from stablehlo_bnfold.analysis.per_channel import (
+        per_channel_f64,
+        per_channel_or_source,
+        per_channel_source,
+    )
+    from stablehlo_bnfold.io import make_context
+
+    with make_context():
+        module = ir.Module.parse(_CONSTANT_OR_SOURCE)
+        returned = module.body.operations[0].regions[0].blocks[0].operations[-1]
+        answers = []
+        for value in returned.operands:
+            for feature, size in ((0, 2), (1, 3), (1, 1)):
+                for sources in (False, True):
+                    got = per_channel_or_source(value, feature, size, sources)
+                    want = per_channel_f64(value, feature, size)
+                    if want is None and sources:
+                        want = per_channel_source(value, feature, size)
+                    if isinstance(want, np.ndarray):
+                        np.testing.assert_array_equal(got, want)
+                    else:
+                        assert got == want, (value, feature, size, sources)
+                    answers.append(type(got).__name__)
+        # Each kind of answer is met: a constant (static), a source (also where the
+        # feature dimension is dynamic: the constant walk stops there), nothing.
+        assert {"ndarray", "Narrow", "NoneType"} <= set(answers)
+        dynamic_constant = returned.operands[2]
+        assert per_channel_f64(dynamic_constant, 1, 3) is None
+        assert per_channel_or_source(dynamic_constant, 1, 3, True) == per_channel_source(dynamic_constant, 1, 3)
+
+
 _DEBIAS = """
 func.func @main() -> tensor<3xf32> {{
   %count = stablehlo.constant dense<{count}> : tensor<i32>

@@ -36,6 +36,7 @@ __all__ = [
     "UNARY_UFUNC",
     "Narrow",
     "per_channel_f64",
+    "per_channel_or_source",
     "per_channel_source",
     "per_feature_block_f64",
     "per_feature_block_source",
@@ -53,7 +54,12 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
     >>> per_channel_f64(broadcast_in_dim(bias, dims=[3]), feature=3, size=8)  # doctest: +SKIP
     array([...8 values...])
     """
-    vector = _per_channel(value, feature, quiet=False)
+    return _sized(_per_channel(value, feature, quiet=False), size)
+
+
+def _sized(vector: np.ndarray | None, size: int) -> np.ndarray | None:
+    """`vector` (values along a feature, as `_per_channel` reads them) as `size` values:
+    itself, or its one value broadcast; None if it has another length."""
     if vector is None or vector.shape[0] not in (1, size):
         return None
     if vector.shape[0] == size:
@@ -62,6 +68,32 @@ def per_channel_f64(value: ir.Value, feature: int, size: int) -> np.ndarray | No
         vector.flags.writeable = False
         return vector
     return np.broadcast_to(vector, (size,))
+
+
+def per_channel_or_source(
+    value: ir.Value, feature: int, size: int, sources: bool
+) -> np.ndarray | Narrow | None:
+    """`per_channel_f64(value, feature, size)`, else, with `sources`,
+    `per_channel_source(value, feature, size)`: the broadcasts both look through walked
+    once (weights passed as arguments: the constant walk ends at an argument, and the
+    source walk would start over)."""
+    constant = True
+    while True:
+        if constant and feature is not None and value.type.is_dynamic_dim(feature):
+            if not sources:
+                return None
+            constant = False  # (`_per_channel` stops here; `_source` goes on)
+        owner = value.owner
+        kind = type(owner)
+        if kind is not stablehlo.BroadcastInDimOp and kind is not stablehlo.DynamicBroadcastInDimOp:
+            break
+        feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
+        value = owner.operands[0]
+    if constant:
+        vector = _sized(_per_channel(value, feature, quiet=False), size)
+        if vector is not None or not sources:
+            return vector
+    return _source(value, feature, size)
 
 
 def uniform_f64(value: ir.Value) -> float | None:

@@ -44,7 +44,14 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from ..analysis.layouts import LinearLayout, linear_layout, linear_layouts
-from ..analysis.per_channel import BINARY_UFUNC, Narrow, per_channel_f64, per_channel_source, uniform_f64
+from ..analysis.per_channel import (
+    BINARY_UFUNC,
+    Narrow,
+    per_channel_f64,
+    per_channel_or_source,
+    per_channel_source,
+    uniform_f64,
+)
 from ..analysis.users import single_user
 from ..constants import constant_attr, constant_f64, dimensions, float_dtype, read_dense, round_to
 from . import reasons
@@ -199,10 +206,7 @@ def per_channel(
     """`value` as a per-channel vector along `feature`: float64 constants if it is one,
     else (with `fold_weight_arguments`) the narrow IR value it is broadcast from; None if
     neither."""
-    constant = per_channel_f64(value, feature, channels)
-    if constant is not None:
-        return constant
-    return per_channel_source(value, feature, channels) if fold_weight_arguments else None
+    return per_channel_or_source(value, feature, channels, fold_weight_arguments)
 
 
 Unrounded = Callable[[ir.Value, int], "np.ndarray | None"]
