@@ -77,23 +77,12 @@ def per_channel_or_source(
     `per_channel_source(value, feature, size)`: the broadcasts both look through walked
     once (weights passed as arguments: the constant walk ends at an argument, and the
     source walk would start over)."""
-    constant = True
-    while True:
-        if constant and feature is not None and value.type.is_dynamic_dim(feature):
-            if not sources:
-                return None
-            constant = False  # (`_per_channel` stops here; `_source` goes on)
-        owner = value.owner
-        kind = type(owner)
-        if kind is not stablehlo.BroadcastInDimOp and kind is not stablehlo.DynamicBroadcastInDimOp:
-            break
-        feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
-        value = owner.operands[0]
-    if constant:
-        vector = _sized(_per_channel(value, feature, quiet=False), size)
+    value, shaped, owner, feature, dynamic = _past_broadcasts(value, feature)
+    if not dynamic:  # (where `_per_channel` finds none; `_source` goes on)
+        vector = _sized(_read(value, shaped, owner, feature, quiet=False), size)
         if vector is not None or not sources:
             return vector
-    return _source(value, feature, size)
+    return _source(value, feature, size) if sources else None
 
 
 def uniform_f64(value: ir.Value) -> float | None:
@@ -146,14 +135,8 @@ def per_channel_source(value: ir.Value, feature: int, size: int) -> Narrow | Non
 
 def _source(value: ir.Value, feature: int | None, size: int) -> Narrow | None:
     """`per_channel_source` along `feature` of `value` (None: a single element)."""
-    owner = value.owner
-    kind = type(owner)  # (the registered class itself: see `_per_channel`)
-    while kind is stablehlo.BroadcastInDimOp or kind is stablehlo.DynamicBroadcastInDimOp:
-        feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
-        value = owner.operands[0]
-        owner = value.owner
-        kind = type(owner)
-    shaped = value.type  # read past the broadcasts only
+    value, shaped, owner, feature, _ = _past_broadcasts(value, feature, dynamic=None)
+    kind = type(owner)  # (the registered class itself: see `_read`)
     if kind is stablehlo.ReshapeOp and shaped.has_static_shape:
         operand = owner.operands[0]
         wide = [d for d, n in enumerate(operand.type.shape) if n != 1]
@@ -179,21 +162,39 @@ def _per_channel(value: ir.Value, feature: int | None, quiet: bool = True) -> np
     is called under `np.errstate` (`_quietly`: the broadcasts walked to it touch no
     numpy, and most walks with weight arguments end at a block argument, where none is
     entered)."""
-    # Each accessor is a call into the bindings: the type and the owner are read once,
-    # and the owner's reader is found by its class (`value.owner` is the registered class
-    # itself; `isinstance` against each in turn cost a fifth of this analysis). The
-    # broadcasts that most per-channel values are seen through are walked here, in a loop.
+    value, shaped, owner, feature, dynamic = _past_broadcasts(value, feature)
+    return None if dynamic else _read(value, shaped, owner, feature, quiet)
+
+
+def _past_broadcasts(
+    value: ir.Value, feature: int | None, dynamic: bool | None = False
+) -> tuple[ir.Value, ir.ShapedType, object, int | None, bool | None]:
+    """`value` seen through the broadcasts that produce it (most per-channel values are,
+    walked here in a loop): the first value no broadcast produces, its type, its owner,
+    the dimension `feature` maps to there, and whether `feature` was dynamic on the way
+    (not asked with `dynamic` None: `_source` never needed it, and the bindings'
+    `is_dynamic_dim` reads past a type's rank unchecked)."""
+    # Each accessor is a call into the bindings: the type and the owner are read once.
     while True:
         shaped = value.type
-        if feature is not None and shaped.is_dynamic_dim(feature):
-            return None
+        if dynamic is False and feature is not None and shaped.is_dynamic_dim(feature):
+            dynamic = True
         owner = value.owner
         kind = type(owner)
         if kind is not stablehlo.BroadcastInDimOp and kind is not stablehlo.DynamicBroadcastInDimOp:
-            break
+            return value, shaped, owner, feature, dynamic
         feature = _operand_dimension(owner.attributes["broadcast_dimensions"], feature)
         value = owner.operands[0]
-    read = _READERS.get(kind)
+
+
+def _read(
+    value: ir.Value, shaped: ir.ShapedType, owner, feature: int | None, quiet: bool
+) -> np.ndarray | None:
+    """`_per_channel` of `value` (of type `shaped`, produced by `owner`), no broadcast's
+    result: its owner's reader (found by its class: `value.owner` is the registered class
+    itself; `isinstance` against each in turn cost a fifth of this analysis), or through
+    the call a callee's argument stands for."""
+    read = _READERS.get(type(owner))
     if read is not None:
         return read(owner, feature, shaped) if quiet else _quietly(read, owner, feature, shaped)
     if not isinstance(owner, ir.OpView) and _CALLS:
