@@ -391,12 +391,12 @@ def stored_source(value: ir.Value) -> StoredWeights | None:
 
 
 
-def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
-    """Whether `value` is computed from the result of a convolution or dot_general (an
-    activation, not a parameter); also True when `budget` producers are visited without
-    reaching only constants and function arguments (the answer that never moves an op
-    onto an activation). Parameters passed as arguments reach a linear op through a few
-    converts, reshapes or transposes, so the walk is short."""
+def computed_by_linear_op(value: ir.Value, budget: int = 64, past_budget: bool = True) -> bool:
+    """Whether `value` is computed from the result of a convolution, dot_general or dot (an
+    activation, not a parameter); `past_budget` when `budget` producers are visited
+    without reaching only constants and function arguments (by default True, the answer
+    that never moves an op onto an activation). Parameters passed as arguments reach a
+    linear op through a few converts, reshapes or transposes, so the walk is short."""
     # Each accessor is a call into the bindings (the input side asks this of every
     # consumer's weights): each op's `operation` is read once, and its class is compared
     # with `type(owner) in` (a linear op is never among those visited: it would have
@@ -404,7 +404,7 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
     pending, seen = [value], set()
     while pending:
         owner = pending.pop().owner
-        if type(owner) in _LINEAR_SET:
+        if type(owner) in _LINEAR_CLASSES:
             return True
         if not isinstance(owner, ir.OpView):
             continue  # a block argument
@@ -412,14 +412,10 @@ def computed_by_linear_op(value: ir.Value, budget: int = 64) -> bool:
         if key in seen:
             continue
         if len(seen) >= budget:
-            return True
+            return past_budget
         seen.add(key)
         pending.extend(owner.operands)
     return False
-
-
-_LINEAR_SET = frozenset(LINEAR_OPS)
-"""`LINEAR_OPS`, for `type(op) in`: `value.owner` is the op's registered class itself."""
 
 
 def master_weights(weights: ir.Value, wide: np.dtype) -> np.ndarray | None:
@@ -751,21 +747,7 @@ def _computed_by_a_linear_op(value: ir.Value, budget: int = 16) -> bool:
     """Whether `value` is computed from the result of a convolution, dot_general or dot
     (an activation), walking its producers through every op; False at `budget` ops (the
     answer that keeps the argument walk going)."""
-    pending, seen = [value], set()
-    while pending:
-        owner = pending.pop().owner
-        if not isinstance(owner, ir.OpView):
-            continue
-        if owner.name in LINEAR_NAMES:
-            return True
-        key = hash(owner)  # (a view's hash is its operation's)
-        if key in seen:
-            continue
-        if len(seen) >= budget:
-            return False
-        seen.add(key)
-        pending.extend(owner.operands)
-    return False
+    return computed_by_linear_op(value, budget, past_budget=False)
 
 
 def _reads_as_data(linear: ir.Operation, number: int) -> bool:
